@@ -1,0 +1,52 @@
+# Two commands for a newcomer: `make run` and `make test`. See README.md.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+# Django 6.1 needs Python 3.12+: take the first such interpreter on this machine.
+PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
+	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$c"; break; }; done)
+
+.PHONY: run test lint fmt install install-dev migrate bench e2e clean
+
+$(VENV)/.runtime: requirements.txt
+	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)."; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install -q -r requirements-dev.txt
+	@touch $@
+
+install: $(VENV)/.runtime
+install-dev: $(VENV)/.dev
+
+migrate: install
+	@mkdir -p var
+	$(PY) manage.py migrate --noinput -v0
+
+# Web on :$(PORT) and one django-q2 worker; Ctrl-C stops both.
+run: migrate
+	$(PY) manage.py demo_account
+	@trap 'kill 0' INT TERM EXIT; \
+	DEBUG=$${DEBUG:-1} $(PY) manage.py qcluster & \
+	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 0.0.0.0:$(PORT) & \
+	wait
+
+test: install-dev
+	@mkdir -p var
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(PY) -m ruff format --check .
+	$(PY) -m ruff check .
+	$(PY) -m mypy .
+
+fmt: install-dev
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+clean:
+	rm -rf $(VENV) var media staticfiles db.sqlite3*

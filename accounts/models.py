@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from lib.tokens import random_base62, sha256_hex
+
+API_KEY_PREFIX = "ev_live_"
+SIGNING_SECRET_PREFIX = "whsec_"
+# Keep the previous secret signing alongside the new one this long after a rotation.
+SECRET_ROTATION_OVERLAP = timedelta(hours=24)
+# last_used_at is for people, not for accounting: one write a minute per key is plenty.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def new_signing_secret() -> str:
+    return SIGNING_SECRET_PREFIX + random_base62(32)
+
+
+class Account(models.Model):
+    owner = models.OneToOneField(settings.AUTH_USER_MODEL, models.CASCADE, related_name="account")
+    plan = models.ForeignKey("billing.Plan", models.PROTECT, related_name="accounts")
+    credit_balance = models.BigIntegerField(default=0)
+    signing_secret = models.CharField(max_length=64, default=new_signing_secret)
+    previous_signing_secret = models.CharField(max_length=64, blank=True)
+    secret_rotated_at = models.DateTimeField(null=True, blank=True)
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(credit_balance__gte=0), name="account_balance_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner.email} ({self.plan.code})"
+
+    def rotate_signing_secret(self) -> None:
+        self.previous_signing_secret = self.signing_secret
+        self.signing_secret = new_signing_secret()
+        self.secret_rotated_at = timezone.now()
+        self.save(update_fields=["signing_secret", "previous_signing_secret", "secret_rotated_at"])
+
+    def active_signing_secrets(self) -> list[str]:
+        """The current secret first, then the previous one while its overlap lasts."""
+        secrets = [self.signing_secret]
+        recent = self.secret_rotated_at and timezone.now() - self.secret_rotated_at < SECRET_ROTATION_OVERLAP
+        if recent and self.previous_signing_secret:
+            secrets.append(self.previous_signing_secret)
+        return secrets
+
+
+class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
+    def active(self) -> ApiKeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+    def find(self, raw_key: str) -> ApiKey | None:
+        return self.active().select_related("account__plan").filter(key_hash=sha256_hex(raw_key)).first()
+
+
+class ApiKey(models.Model):
+    account = models.ForeignKey(Account, models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, default="Default")
+    prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @classmethod
+    def issue(cls, *, account: Account, name: str = "Default") -> tuple[ApiKey, str]:
+        """Create a key; the raw key is returned here and never stored or shown again."""
+        raw = API_KEY_PREFIX + random_base62(32)
+        key = cls.objects.create(account=account, name=name, prefix=raw[:12], key_hash=sha256_hex(raw))
+        return key, raw
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def revoke(self) -> None:
+        ApiKey.objects.filter(pk=self.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.refresh_from_db(fields=["revoked_at"])
+
+    def touch(self) -> None:
+        now = timezone.now()
+        stale = models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+        ApiKey.objects.filter(stale, pk=self.pk).update(last_used_at=now)

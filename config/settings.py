@@ -1,0 +1,241 @@
+"""Settings for the email verification service.
+
+Everything that differs between a laptop and production comes from the
+environment (see README "Settings"). Defaults give the embedded setup:
+SQLite, the django-q2 ORM broker, the database cache and local file storage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from config.env import envbool, envfloat, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-secret-key-change-me")
+DEBUG = envbool("DEBUG", False)
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
+SITE_URL = envstr("SITE_URL", "http://localhost:8000").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_q",
+    "django_htmx",
+    "accounts",
+    "billing",
+    "verification",
+    "jobs",
+]
+
+MIDDLEWARE = [
+    "lib.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------
+DATABASES = {
+    "default": dj_database_url.parse(
+        envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        conn_health_checks=True,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the web process read while a worker writes; IMMEDIATE takes the
+    # write lock at BEGIN so two writers queue instead of failing mid-transaction.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+    }
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache and queue ---------------------------------------------------------
+REDIS_URL = envstr("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cache_table"}}
+
+Q_CLUSTER: dict[str, object] = {
+    "name": "verifier",
+    "workers": envint("Q_WORKERS", 2, minimum=1),
+    # A chunk takes seconds; five minutes is a hung worker, not a slow one.
+    "timeout": envint("Q_TIMEOUT", 300, minimum=10),
+    # Must exceed timeout, or the ORM broker hands a running task to a second worker.
+    "retry": envint("Q_RETRY", 360, minimum=11),
+    # Our own tables count chunk attempts (a SIGKILLed task never bumps django-q's
+    # counter); this only stops django-q re-running a task that always crashes.
+    "max_attempts": 3,
+    "ack_failures": True,
+    "save_limit": 1000,
+    "catch_up": False,
+    "poll": 0.2,
+    "label": "Task queue",
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# --- Auth, sessions, security ----------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+_EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+_SMTP_OPTIONS = {
+    "host": envstr("EMAIL_HOST", "localhost"),
+    "port": envint("EMAIL_PORT", 25, minimum=1),
+    "username": envstr("EMAIL_HOST_USER", ""),
+    "password": envstr("EMAIL_HOST_PASSWORD", ""),
+    "use_tls": envbool("EMAIL_USE_TLS", False),
+}
+MAILERS = {
+    "default": {
+        "BACKEND": _EMAIL_BACKEND,
+        "OPTIONS": _SMTP_OPTIONS if _EMAIL_BACKEND.endswith("smtp.EmailBackend") else {},
+    }
+}
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+
+# --- i18n, static, media ------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "media")))
+MEDIA_URL = "media/"
+
+AWS_STORAGE_BUCKET_NAME = envstr("AWS_STORAGE_BUCKET_NAME", "")
+if AWS_STORAGE_BUCKET_NAME:
+    _default_storage: dict[str, object] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME,
+            "endpoint_url": envstr("AWS_S3_ENDPOINT_URL", "") or None,
+            "region_name": envstr("AWS_S3_REGION_NAME", "") or None,
+            "default_acl": None,
+            "querystring_auth": True,
+            "querystring_expire": 3600,
+            "file_overwrite": True,
+        },
+    }
+else:
+    _default_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+STORAGES = {
+    "default": _default_storage,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# --- API ------------------------------------------------------------------------------
+# The JSON endpoints never need more than a few KB; a bigger body is refused unread.
+API_MAX_JSON_BODY_BYTES = 16 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["lib.throttling.PlanRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["lib.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["lib.renderers.UTF8JSONRenderer"],
+    "EXCEPTION_HANDLER": "lib.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "UNICODE_JSON": True,
+    "COMPACT_JSON": True,
+    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Email Verification API",
+    "DESCRIPTION": "Verify single addresses, run bulk CSV jobs and receive signed completion callbacks.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": "/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Verification engine ----------------------------------------------------------------
+VERIFIER_DNS_NAMESERVERS = envlist("VERIFIER_DNS_NAMESERVERS")
+VERIFIER_DNS_TIMEOUT = envfloat("VERIFIER_DNS_TIMEOUT", 3.0)
+VERIFIER_DNS_LIFETIME = envfloat("VERIFIER_DNS_LIFETIME", VERIFIER_DNS_TIMEOUT)
+VERIFIER_DNS_CONCURRENCY = envint("VERIFIER_DNS_CONCURRENCY", 256, minimum=1)
+VERIFIER_DOMAIN_TTL_MIN = 60
+VERIFIER_DOMAIN_TTL_MAX = 6 * 3600
+
+# --- Bulk jobs and callbacks --------------------------------------------------------------
+CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)
+CALLBACK_RETRY_BASE_SECONDS = envfloat("CALLBACK_RETRY_BASE_SECONDS", 30.0)
+CALLBACK_RETRY_FACTOR = envfloat("CALLBACK_RETRY_FACTOR", 4.0, minimum=1.0)
+CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from lib.tokens import random_base62
+
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+class RequestIdMiddleware:
+    """Tag every request with an id (the client's, if sane) and note when it started."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.started_at = time.perf_counter()  # type: ignore[attr-defined]
+        sent = request.headers.get("X-Request-Id", "")
+        request_id = sent if _SANE_REQUEST_ID.fullmatch(sent) else "req_" + random_base62(20)
+        request.request_id = request_id  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        response["X-Request-Id"] = request_id
+        return response

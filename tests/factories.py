@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from typing import Any
+
+import factory
+from django.contrib.auth import get_user_model
+
+from accounts.models import Account, ApiKey
+from billing.models import Plan
+from billing.services import credits_grant
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    email = factory.Sequence(lambda n: f"owner{n}@company.example.com")
+    username = factory.SelfAttribute("email")
+    password = factory.django.Password("correct horse battery staple")
+
+
+class AccountFactory(factory.django.DjangoModelFactory):
+    """An account whose opening credits go through the ledger, like a real one."""
+
+    class Meta:
+        model = Account
+        skip_postgeneration_save = True
+
+    class Params:
+        plan_code = "starter"
+
+    owner = factory.SubFactory(UserFactory)
+    plan = factory.LazyAttribute(lambda o: Plan.objects.get(code=o.plan_code))
+
+    @factory.post_generation
+    def credits(self, create: bool, extracted: int | None, **kwargs: Any) -> None:
+        amount = 1000 if extracted is None else extracted
+        if create and amount:
+            credits_grant(account=self, amount=amount, note="factory")
+
+
+def issue_key(account: Account, name: str = "Test key") -> str:
+    return ApiKey.issue(account=account, name=name)[1]

@@ -1,0 +1,186 @@
+"""CONTRACT.md section 4: the verdict table, row by row, through POST /v1/verify."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Persona
+
+VERDICT_FIELDS = ("status", "sub_status", "is_valid", "confidence", "score")
+
+
+def verdict(body: dict) -> tuple:
+    return tuple(body[field] for field in VERDICT_FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("email", "expected"),
+    [
+        ("not-an-address", ("invalid", "invalid_syntax", False, "high", 0)),
+        ("", ("invalid", "invalid_syntax", False, "high", 0)),
+        ("   ", ("invalid", "invalid_syntax", False, "high", 0)),
+        ("someone@silent.com", ("unknown", "dns_temporary_failure", False, "low", 30)),
+        ("someone@servfail.com", ("unknown", "dns_temporary_failure", False, "low", 30)),
+        ("someone@nowhere-at-all.com", ("invalid", "no_mx_record", False, "high", 0)),
+        ("someone@aonly.com", ("invalid", "no_mx_record", False, "high", 0)),
+        ("someone@nullmx.com", ("invalid", "no_mx_record", False, "high", 0)),
+        ("someone@mailinator.com", ("risky", "disposable", False, "high", 10)),
+        ("info@good.com", ("risky", "role_based", False, "medium", 50)),
+        ("jane@good.com", ("valid", None, True, "high", 85)),
+    ],
+)
+def test_verdict_table_row(owner: Persona, email: str, expected: tuple) -> None:
+    response = owner.verify(email)
+    assert response.status_code == 200
+    assert verdict(response.json()) == expected
+
+
+def test_syntax_rule_wins_over_everything(owner: Persona) -> None:
+    body = owner.verify("info@@mailinator.com").json()
+    assert (body["status"], body["sub_status"]) == ("invalid", "invalid_syntax")
+    assert body["checks"]["syntax_valid"] is False
+
+
+def test_dns_failure_wins_over_role(owner: Persona) -> None:
+    body = owner.verify("info@silent.com").json()
+    assert body["sub_status"] == "dns_temporary_failure"
+    assert body["checks"]["is_role_based"] is True
+
+
+def test_no_mx_wins_over_disposable(owner: Persona) -> None:
+    # 10minutemail.com is on the disposable list but not in the loopback zone: NXDOMAIN.
+    body = owner.verify("someone@10minutemail.com").json()
+    assert body["sub_status"] == "no_mx_record"
+    assert body["checks"]["is_disposable"] is True
+
+
+def test_disposable_wins_over_role(owner: Persona) -> None:
+    body = owner.verify("admin@mailinator.com").json()
+    assert body["sub_status"] == "disposable"
+    assert body["checks"]["is_role_based"] is True
+
+
+def test_subdomain_of_disposable_domain_is_disposable(owner: Persona) -> None:
+    assert owner.verify("x@sub.mailinator.com").json()["sub_status"] == "disposable"
+
+
+def test_role_ignores_plus_tag(owner: Persona) -> None:
+    assert owner.verify("support+billing@good.com").json()["sub_status"] == "role_based"
+
+
+def test_plus_tag_on_a_person_is_valid(owner: Persona) -> None:
+    assert owner.verify("jane+news@good.com").json()["status"] == "valid"
+
+
+def test_valid_result_has_every_field_of_the_spec(owner: Persona) -> None:
+    body = owner.verify("jane@good.com").json()
+    assert body == {
+        "email": "jane@good.com",
+        "is_valid": True,
+        "status": "valid",
+        "sub_status": None,
+        "validation_mode": "fast",
+        "confidence": "high",
+        "score": 85,
+        "checks": {
+            "syntax_valid": True,
+            "domain_valid": True,
+            "mx_found": True,
+            "smtp_valid": None,
+            "is_disposable": False,
+            "is_role_based": False,
+            "is_catch_all": None,
+            "is_free_provider": False,
+        },
+        "did_you_mean": None,
+        "cached": False,
+        "response_time_ms": body["response_time_ms"],
+    }
+    assert isinstance(body["response_time_ms"], int) and body["response_time_ms"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("email", "domain_valid", "mx_found"),
+    [
+        ("x@nowhere-at-all.com", False, False),  # NXDOMAIN
+        ("x@aonly.com", True, False),  # exists, no MX
+        ("x@nullmx.com", True, False),  # exists, null MX only
+        ("x@silent.com", False, False),  # rule 2: unknown
+        ("x@", False, False),  # rule 1
+        ("x@good.com", True, True),
+    ],
+)
+def test_domain_and_mx_checks(owner: Persona, email: str, domain_valid: bool, mx_found: bool) -> None:
+    checks = owner.verify(email).json()["checks"]
+    assert (checks["domain_valid"], checks["mx_found"]) == (domain_valid, mx_found)
+
+
+def test_list_checks_are_computed_even_when_syntax_decides(owner: Persona) -> None:
+    checks = owner.verify("info@gmail..com").json()["checks"]
+    assert checks["syntax_valid"] is False
+    assert checks["is_role_based"] is True
+
+
+def test_free_provider_is_flagged_but_still_valid(owner: Persona) -> None:
+    body = owner.verify("someone@gmail.com").json()
+    assert body["status"] == "valid"
+    assert body["checks"]["is_free_provider"] is True
+
+
+def test_smtp_and_catch_all_are_null_in_fast_mode(owner: Persona) -> None:
+    checks = owner.verify("jane@good.com").json()["checks"]
+    assert checks["smtp_valid"] is None and checks["is_catch_all"] is None
+
+
+def test_address_is_trimmed_and_lowercased(owner: Persona) -> None:
+    assert owner.verify("  Jane.Doe@GOOD.com\t").json()["email"] == "jane.doe@good.com"
+
+
+def test_international_domain_is_looked_up_in_idna_form(owner: Persona) -> None:
+    body = owner.verify("Jörg@MÜNCHEN.de").json()
+    assert body["email"] == "jörg@münchen.de"
+    assert body["status"] == "valid"
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "user@localhost",
+        "user@printer.local",
+        "user@site.test",
+        "user@nothing.invalid",
+        "user@shop.example",
+        "user@[192.0.2.1]",
+        "user@192.0.2.1",
+        "a..b@good.com",
+        ("x" * 65) + "@good.com",
+        "user@" + ("a" * 64) + ".com",
+        "user@-good.com",
+    ],
+)
+def test_reserved_names_and_malformed_addresses_are_invalid_syntax(owner: Persona, email: str) -> None:
+    assert owner.verify(email).json()["sub_status"] == "invalid_syntax"
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("jane@gmial.com", "jane@gmail.com"),
+        ("jane@hotmial.com", "jane@hotmail.com"),
+        ("jane@outlok.com", "jane@outlook.com"),
+        ("jane@yahoo.con", "jane@yahoo.com"),
+        ("jane@gmail.co", "jane@gmail.com"),
+    ],
+)
+def test_did_you_mean_suggests_the_provider(owner: Persona, typed: str, suggested: str) -> None:
+    assert owner.verify(typed).json()["did_you_mean"] == suggested
+
+
+@pytest.mark.parametrize("email", ["jane@gmail.com", "jane@good.com", "jane@ymail.com"])
+def test_did_you_mean_is_null_for_real_providers_and_other_domains(owner: Persona, email: str) -> None:
+    assert owner.verify(email).json()["did_you_mean"] is None
+
+
+def test_did_you_mean_does_not_change_the_verdict(owner: Persona) -> None:
+    body = owner.verify("jane@gmai.com").json()  # gmai.com has MX on the loopback zone
+    assert (body["status"], body["did_you_mean"]) == ("valid", "jane@gmail.com")

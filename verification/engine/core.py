@@ -1,0 +1,27 @@
+"""Verify addresses: parse, look up each distinct domain once, classify."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+
+from verification.engine.dns import DomainAnswer
+from verification.engine.syntax import normalise, parse
+from verification.engine.verdict import Verdict, classify
+
+DomainLookup = Callable[[Collection[str]], Mapping[str, DomainAnswer]]
+
+
+def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict]:
+    """Verdicts in input order. Every distinct domain is looked up once, all concurrently."""
+    emails = [normalise(raw) for raw in raw_emails]
+    addresses = [parse(email) for email in emails]
+    domains = {address.ascii_domain for address in addresses if address is not None}
+    answers = lookup(domains) if domains else {}
+    return [
+        classify(email, address, answers[address.ascii_domain] if address else None)
+        for email, address in zip(emails, addresses, strict=True)
+    ]
+
+
+def verify_one(raw_email: str, lookup: DomainLookup) -> Verdict:
+    return verify_many([raw_email], lookup)[0]

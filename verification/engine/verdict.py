@@ -1,0 +1,132 @@
+"""Verdicts: the rule table of CONTRACT.md section 4, first matching rule wins."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+from verification.engine import lists
+from verification.engine.dns import DomainAnswer, DomainStatus
+from verification.engine.syntax import Address, rough_parts
+
+
+class Status(StrEnum):
+    VALID = "valid"
+    INVALID = "invalid"
+    RISKY = "risky"
+    UNKNOWN = "unknown"
+
+
+class SubStatus(StrEnum):
+    INVALID_SYNTAX = "invalid_syntax"
+    NO_MX_RECORD = "no_mx_record"
+    DISPOSABLE = "disposable"
+    ROLE_BASED = "role_based"
+    DNS_TEMPORARY_FAILURE = "dns_temporary_failure"
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    syntax_valid: bool
+    domain_valid: bool
+    mx_found: bool
+    smtp_valid: bool | None
+    is_disposable: bool
+    is_role_based: bool
+    is_catch_all: bool | None
+    is_free_provider: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    email: str
+    status: Status
+    sub_status: SubStatus | None
+    is_valid: bool
+    confidence: str
+    score: int
+    checks: Checks
+    did_you_mean: str | None = None
+    validation_mode: str = "fast"
+
+    @property
+    def cache_seconds(self) -> int:
+        """How long this verdict may be served from cache: 0 means never."""
+        return _CACHE_SECONDS[self.status]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        sub_status = data["sub_status"]
+        return cls(
+            email=data["email"],
+            status=Status(data["status"]),
+            sub_status=SubStatus(sub_status) if sub_status else None,
+            is_valid=data["is_valid"],
+            confidence=data["confidence"],
+            score=data["score"],
+            checks=Checks(**data["checks"]),
+            did_you_mean=data.get("did_you_mean"),
+            validation_mode=data.get("validation_mode", "fast"),
+        )
+
+
+_CACHE_SECONDS = {Status.VALID: 24 * 3600, Status.RISKY: 24 * 3600, Status.INVALID: 3600, Status.UNKNOWN: 0}
+
+# (status, sub_status, is_valid, confidence, score) for each rule of the contract's table.
+_OUTCOMES: dict[SubStatus | None, tuple[Status, bool, str, int]] = {
+    SubStatus.INVALID_SYNTAX: (Status.INVALID, False, "high", 0),
+    SubStatus.DNS_TEMPORARY_FAILURE: (Status.UNKNOWN, False, "low", 30),
+    SubStatus.NO_MX_RECORD: (Status.INVALID, False, "high", 0),
+    SubStatus.DISPOSABLE: (Status.RISKY, False, "high", 10),
+    SubStatus.ROLE_BASED: (Status.RISKY, False, "medium", 50),
+    None: (Status.VALID, True, "high", 85),
+}
+
+
+def classify(email: str, address: Address | None, answer: DomainAnswer | None) -> Verdict:
+    """Apply the rules in order. `answer` is None only when `address` is None."""
+    local, domain = (address.local, address.ascii_domain) if address else rough_parts(email)
+    disposable = bool(domain) and lists.is_disposable(domain)
+    role = bool(local) and lists.is_role(local)
+    sub_status = _rule(address, answer, disposable=disposable, role=role)
+    status, is_valid, confidence, score = _OUTCOMES[sub_status]
+    decided_by_dns = address is not None and answer is not None and answer.status is not DomainStatus.FAILURE
+    checks = Checks(
+        syntax_valid=address is not None,
+        domain_valid=decided_by_dns and answer is not None and answer.exists,
+        mx_found=decided_by_dns and answer is not None and answer.mx_found,
+        smtp_valid=None,
+        is_disposable=disposable,
+        is_role_based=role,
+        is_catch_all=None,
+        is_free_provider=bool(domain) and lists.is_free_provider(domain),
+    )
+    suggestion = lists.suggest_domain(domain) if domain else None
+    return Verdict(
+        email=email,
+        status=status,
+        sub_status=sub_status,
+        is_valid=is_valid,
+        confidence=confidence,
+        score=score,
+        checks=checks,
+        did_you_mean=f"{local}@{suggestion}" if suggestion else None,
+    )
+
+
+def _rule(address: Address | None, answer: DomainAnswer | None, *, disposable: bool, role: bool) -> SubStatus | None:
+    if address is None or answer is None:
+        return SubStatus.INVALID_SYNTAX
+    if answer.status is DomainStatus.FAILURE:
+        return SubStatus.DNS_TEMPORARY_FAILURE
+    if not answer.mx_found:
+        return SubStatus.NO_MX_RECORD
+    if disposable:
+        return SubStatus.DISPOSABLE
+    if role:
+        return SubStatus.ROLE_BASED
+    return None

@@ -1,0 +1,97 @@
+"""Idempotency-Key handling, shared by every POST that takes the header.
+
+A key is claimed by inserting a row (unique per account and key). A second
+request with the key then finds the row: a different body is 422, a request
+still running is 409, a finished one is replayed byte for byte. A request that
+ends in an error deletes its row, so errors are never stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.http import HttpResponse
+from django.utils import timezone
+
+from accounts.models import Account
+from lib.errors import ApiError
+from verification.models import IdempotencyRecord
+
+HEADER = "Idempotency-Key"
+KEY_LIFETIME = timedelta(hours=24)
+# A claim still "running" after this was left by a process that died: take it over.
+ABANDONED_AFTER = timedelta(minutes=5)
+_VALID_KEY = re.compile(r"[\x20-\x7e]{1,255}")
+
+
+class Replay(Exception):
+    def __init__(self, record: IdempotencyRecord) -> None:
+        self.record = record
+
+    def response(self) -> HttpResponse:
+        record = self.record
+        response = HttpResponse(bytes(record.response_body), status=record.response_status or 200)
+        for name, value in record.response_headers.items():
+            response[name] = value
+        response["Idempotent-Replayed"] = "true"
+        return response
+
+
+def run_idempotent(
+    *,
+    account: Account,
+    key: str | None,
+    fingerprint: str,
+    handler: Callable[[IdempotencyRecord | None], HttpResponse],
+) -> HttpResponse:
+    """Call `handler` once per key; it must `complete()` the record it is given on success."""
+    try:
+        record = claim(account=account, key=key, fingerprint=fingerprint)
+    except Replay as replay:
+        return replay.response()
+    try:
+        return handler(record)
+    except BaseException:
+        if record is not None:
+            IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.RUNNING).delete()
+        raise
+
+
+def claim(*, account: Account, key: str | None, fingerprint: str) -> IdempotencyRecord | None:
+    if key is None:
+        return None
+    if not _VALID_KEY.fullmatch(key):
+        raise ApiError(400, "invalid_request", f"{HEADER} must be 1-255 printable ASCII characters.", HEADER)
+    for _ in range(3):
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                return IdempotencyRecord.objects.create(
+                    account=account, key=key, fingerprint=fingerprint, created_at=now, expires_at=now + KEY_LIFETIME
+                )
+        except IntegrityError:
+            existing = IdempotencyRecord.objects.filter(account=account, key=key).first()
+        if existing is None:
+            continue
+        if existing.expires_at <= now or _abandoned(existing, now):
+            IdempotencyRecord.objects.filter(pk=existing.pk, created_at=existing.created_at).delete()
+            continue
+        _refuse_or_replay(existing, fingerprint)
+    raise ApiError(409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed.")
+
+
+def _abandoned(record: IdempotencyRecord, now: timezone.datetime) -> bool:
+    return record.state == IdempotencyRecord.State.RUNNING and record.created_at < now - ABANDONED_AFTER
+
+
+def _refuse_or_replay(existing: IdempotencyRecord, fingerprint: str) -> None:
+    if existing.fingerprint != fingerprint:
+        raise ApiError(
+            422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request.", HEADER
+        )
+    if existing.state == IdempotencyRecord.State.RUNNING:
+        raise ApiError(409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed.")
+    raise Replay(existing)

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.db import models
+from django.utils import timezone
+
+from verification.engine import DomainAnswer, DomainStatus, Verdict
+
+
+class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
+    def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]:
+        rows = self.filter(domain__in=domains, expires_at__gt=timezone.now())
+        return {row.domain: row.as_answer() for row in rows}
+
+    def put_many(self, answers: Iterable[DomainAnswer]) -> None:
+        now = timezone.now()
+        rows = [
+            DomainRecord(
+                domain=a.domain,
+                status=a.status,
+                mx_hosts=list(a.mx_hosts),
+                resolved_at=now,
+                expires_at=now + timedelta(seconds=a.ttl),
+            )
+            for a in answers
+            if a.cacheable
+        ]
+        if rows:
+            self.bulk_create(
+                rows,
+                batch_size=500,
+                update_conflicts=True,
+                unique_fields=["domain"],
+                update_fields=["status", "mx_hosts", "resolved_at", "expires_at"],
+            )
+
+
+class DomainRecord(models.Model):
+    """Shared across accounts: what DNS said about a domain, until its TTL runs out."""
+
+    domain = models.CharField(max_length=253, unique=True)
+    status = models.CharField(max_length=10, choices=[(s.value, s.value) for s in DomainStatus])
+    mx_hosts = models.JSONField(default=list)
+    resolved_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    objects = DomainRecordQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.domain}: {self.status}"
+
+    def as_answer(self) -> DomainAnswer:
+        ttl = max(0, int((self.expires_at - timezone.now()).total_seconds()))
+        return DomainAnswer(self.domain, DomainStatus(self.status), ttl, tuple(self.mx_hosts))
+
+
+class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
+    def fresh(self, *, account_id: int, email: str, mode: str) -> Verdict | None:
+        row = self.filter(account_id=account_id, email=email, mode=mode, expires_at__gt=timezone.now()).first()
+        return Verdict.from_dict(row.verdict) if row else None
+
+    def store(self, *, account_id: int, verdict: Verdict) -> None:
+        if not verdict.cache_seconds:
+            return
+        now = timezone.now()
+        row = CachedVerdict(
+            account_id=account_id,
+            email=verdict.email,
+            mode=verdict.validation_mode,
+            status=verdict.status,
+            verdict=verdict.to_dict(),
+            created_at=now,
+            expires_at=now + timedelta(seconds=verdict.cache_seconds),
+        )
+        self.bulk_create(
+            [row],
+            update_conflicts=True,
+            unique_fields=["account", "email", "mode"],
+            update_fields=["status", "verdict", "created_at", "expires_at"],
+        )
+
+
+class CachedVerdict(models.Model):
+    """Per account, so one customer's traffic never shows in another's `cached` flag."""
+
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="cached_verdicts")
+    email = models.CharField(max_length=1000)
+    mode = models.CharField(max_length=10, default="fast")
+    status = models.CharField(max_length=10)
+    verdict = models.JSONField()
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    objects = CachedVerdictQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "email", "mode"], name="cached_verdict_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.email}: {self.status}"
+
+
+class IdempotencyRecord(models.Model):
+    class State(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
+    response_status = models.PositiveSmallIntegerField(null=True)
+    response_body = models.BinaryField(default=b"")
+    response_headers = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "key"], name="idempotency_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"
+
+    def complete(self, *, status: int, body: bytes, headers: dict[str, Any]) -> None:
+        self.state = self.State.DONE
+        self.response_status, self.response_body, self.response_headers = status, body, headers
+        self.save(update_fields=["state", "response_status", "response_body", "response_headers"])

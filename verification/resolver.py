@@ -1,0 +1,34 @@
+"""The engine's DNS side, wired to settings and the shared domain cache."""
+
+from __future__ import annotations
+
+from functools import cache, partial
+
+import dns.asyncresolver
+from django.conf import settings
+
+from verification.engine import ResolverConfig, lookup_domains
+from verification.engine.core import DomainLookup
+from verification.engine.dns import make_resolver
+from verification.models import DomainRecord
+
+
+def resolver_config() -> ResolverConfig:
+    return ResolverConfig(
+        nameservers=tuple(settings.VERIFIER_DNS_NAMESERVERS),
+        timeout=settings.VERIFIER_DNS_TIMEOUT,
+        lifetime=settings.VERIFIER_DNS_LIFETIME,
+        concurrency=settings.VERIFIER_DNS_CONCURRENCY,
+        ttl_bounds=(settings.VERIFIER_DOMAIN_TTL_MIN, settings.VERIFIER_DOMAIN_TTL_MAX),
+    )
+
+
+@cache
+def _resolver(config: ResolverConfig) -> dns.asyncresolver.Resolver:
+    return make_resolver(config)
+
+
+def domain_lookup() -> DomainLookup:
+    """Fresh domain-cache entries first; the rest from DNS, concurrently, then cached."""
+    config = resolver_config()
+    return partial(lookup_domains, cache=DomainRecord.objects, resolver=_resolver(config), config=config)
