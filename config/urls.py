@@ -1,12 +1,12 @@
 from django.contrib import admin
-from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from django.urls import URLPattern, URLResolver, include, path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from lib.errors import api_not_found
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
-    path("openapi.json", SpectacularAPIView.as_view(), name="openapi-schema"),
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     re_path(r"^.*$", api_not_found),
 ]

@@ -72,7 +72,7 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, exceptions.NotAcceptable):
         return ApiError(406, "not_acceptable", "This endpoint only answers with application/json.")
     if isinstance(exc, exceptions.Throttled):
-        wait = max(1, math.ceil(exc.wait or 1))
+        wait = max(1, math.ceil(getattr(exc, "wait", None) or 1))
         return ApiError(
             429,
             "rate_limited",

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.models import Account, ApiKey
 from billing.models import Plan
+from billing.plans import plan_defaults
 from billing.services import credits_grant
 
 
@@ -31,7 +32,10 @@ class AccountFactory(factory.django.DjangoModelFactory):
         plan_code = "starter"
 
     owner = factory.SubFactory(UserFactory)
-    plan = factory.LazyAttribute(lambda o: Plan.objects.get(code=o.plan_code))
+    # get_or_create: transactional tests flush the rows the data migration made.
+    plan = factory.LazyAttribute(
+        lambda o: Plan.objects.get_or_create(code=o.plan_code, defaults=plan_defaults(o.plan_code))[0]
+    )
 
     @factory.post_generation
     def credits(self, create: bool, extracted: int | None, **kwargs: Any) -> None:

@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 
 from billing.services import InsufficientCredits
-from lib.api import AccountAPIView, validated
+from lib.api import AccountAPIView, error_responses, validated
 from lib.errors import ApiError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Verdict
@@ -22,7 +22,7 @@ from verification.services import verification_perform
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
     IDEMPOTENCY_HEADER,
-    str,
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
     OpenApiParameter.HEADER,
     description="Optional. The same key and body within 24 h replays the first response and costs nothing.",
 )
@@ -32,9 +32,13 @@ class VerifyApi(AccountAPIView):
     @extend_schema(
         operation_id="verify",
         request=VerifyRequestSerializer,
-        responses={200: VerificationResultSerializer},
+        responses={200: VerificationResultSerializer, **error_responses(400, 402, 409, 422)},
         parameters=[IDEMPOTENCY_PARAMETER],
         summary="Verify one address (1 credit, also when cached)",
+        description=(
+            "Checks syntax, the domain's MX records, disposable providers and role addresses, and answers "
+            "with a verdict. Per-address problems are verdicts (HTTP 200), not errors."
+        ),
     )
     def post(self, request: Request) -> HttpResponse:
         data = validated(VerifyRequestSerializer, request.data)

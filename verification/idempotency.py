@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.http import HttpResponse
@@ -83,7 +83,7 @@ def claim(*, account: Account, key: str | None, fingerprint: str) -> Idempotency
     raise ApiError(409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed.")
 
 
-def _abandoned(record: IdempotencyRecord, now: timezone.datetime) -> bool:
+def _abandoned(record: IdempotencyRecord, now: datetime) -> bool:
     return record.state == IdempotencyRecord.State.RUNNING and record.created_at < now - ABANDONED_AFTER
 
 

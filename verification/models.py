@@ -29,7 +29,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
             if a.cacheable
         ]
         if rows:
-            self.bulk_create(
+            DomainRecord.objects.bulk_create(
                 rows,
                 batch_size=500,
                 update_conflicts=True,
@@ -75,7 +75,7 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
             created_at=now,
             expires_at=now + timedelta(seconds=verdict.cache_seconds),
         )
-        self.bulk_create(
+        CachedVerdict.objects.bulk_create(
             [row],
             update_conflicts=True,
             unique_fields=["account", "email", "mode"],

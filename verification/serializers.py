@@ -25,7 +25,6 @@ class ChecksSerializer(serializers.Serializer):
 
 class VerificationResultSerializer(serializers.Serializer):
     email = serializers.CharField()
-    is_valid = serializers.BooleanField()
     status = serializers.ChoiceField(choices=["valid", "invalid", "risky", "unknown"])
     sub_status = serializers.ChoiceField(
         choices=["invalid_syntax", "no_mx_record", "disposable", "role_based", "dns_temporary_failure"],
@@ -38,3 +37,10 @@ class VerificationResultSerializer(serializers.Serializer):
     did_you_mean = serializers.CharField(allow_null=True)
     cached = serializers.BooleanField()
     response_time_ms = serializers.IntegerField(min_value=0)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # `is_valid` cannot be a class attribute: it would hide Serializer.is_valid().
+        fields = super().get_fields()
+        fields["is_valid"] = serializers.BooleanField()
+        order = ["email", "is_valid", "status", "sub_status", "validation_mode", "confidence", "score", "checks"]
+        return {name: fields.pop(name) for name in order} | fields

@@ -1,20 +1,12 @@
 from django.db import migrations
 
-PLANS = [
-    # code, name, bulk, requests per second per key
-    ("free", "Free", False, 5),
-    ("starter", "Starter", True, 20),
-    ("pro", "Pro", True, 50),
-    ("enterprise", "Enterprise", True, 200),
-]
+from billing.plans import PLANS, plan_defaults
 
 
 def create_plans(apps, schema_editor):
     Plan = apps.get_model("billing", "Plan")
-    for order, (code, name, bulk, rate) in enumerate(PLANS):
-        Plan.objects.update_or_create(
-            code=code, defaults={"name": name, "allows_bulk": bulk, "requests_per_second": rate, "sort_order": order}
-        )
+    for code, *_ in PLANS:
+        Plan.objects.update_or_create(code=code, defaults=plan_defaults(code))
 
 
 class Migration(migrations.Migration):

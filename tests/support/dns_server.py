@@ -10,6 +10,7 @@ Behaviours: MX hosts, A-only (no MX), null MX, NXDOMAIN, SERVFAIL, and silence
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import selectors
 import socket
@@ -109,10 +110,8 @@ class DnsServer:
             now = time.monotonic()
             while pending and pending[0][0] <= now:
                 _, _, reply, peer = heapq.heappop(pending)
-                try:
+                with contextlib.suppress(OSError):
                     self._sock.sendto(reply, peer)
-                except OSError:
-                    pass
 
     def _answer(self, data: bytes) -> bytes | None:
         try:

@@ -132,7 +132,7 @@ async def resolve_domain(
     hosts = tuple(
         rr.exchange.to_text(omit_final_dot=True).lower()
         for rr in sorted(answer.rrset, key=lambda rr: rr.preference)
-        if not (rr.exchange == dns.name.root)
+        if rr.exchange != dns.name.root
     )
     status = DomainStatus.MX if hosts else DomainStatus.NULL_MX
     return DomainAnswer(domain, status, _clamp(answer.rrset.ttl, low, high), hosts)
@@ -145,7 +145,7 @@ def _negative_ttl(responses: Iterable[dns.message.Message | None]) -> int:
             continue
         for rrset in response.authority:
             if rrset.rdtype == dns.rdatatype.SOA:
-                return min(rrset.ttl, rrset[0].minimum)  # type: ignore[attr-defined]
+                return min(rrset.ttl, rrset[0].minimum)
     return _DEFAULT_NEGATIVE_TTL
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -73,8 +74,6 @@ def rough_parts(email: str) -> tuple[str, str]:
     local, at, domain = email.rpartition("@")
     if not at:
         return "", ""
-    try:
+    with contextlib.suppress(UnicodeError):
         domain = domain.encode("idna").decode("ascii")
-    except UnicodeError:
-        pass
     return local, domain

@@ -1,0 +1,20 @@
+"""The plans of CONTRACT.md section 3. Created by migration 0002; staff change an account's plan in the admin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# code, name, bulk allowed, API requests per second per key
+PLANS: list[tuple[str, str, bool, int]] = [
+    ("free", "Free", False, 5),
+    ("starter", "Starter", True, 20),
+    ("pro", "Pro", True, 50),
+    ("enterprise", "Enterprise", True, 200),
+]
+
+
+def plan_defaults(code: str) -> dict[str, Any]:
+    for order, (plan_code, name, bulk, rate) in enumerate(PLANS):
+        if plan_code == code:
+            return {"name": name, "allows_bulk": bulk, "requests_per_second": rate, "sort_order": order}
+    raise KeyError(code)
