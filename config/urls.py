@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from lib.errors import api_not_found
+from verification import views as verification_views
 
 api_v1 = [
     path("", include("verification.urls")),
@@ -14,6 +15,10 @@ api_v1 = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),
+    # The customer portal: server-rendered pages, session log-in.
+    path("", include("accounts.urls")),
+    path("", include("billing.urls")),
+    path("verify", verification_views.verify, name="verify"),
 ]
 
 handler500 = "lib.errors.server_error"
