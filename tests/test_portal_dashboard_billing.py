@@ -74,3 +74,8 @@ def test_billing_ledger_is_paginated_newest_first(owner: Persona) -> None:
 def test_billing_ledger_shows_only_own_entries(owner: Persona, outsider: Persona) -> None:
     credits_grant(account=outsider.account, amount=7, note="outsider gift")
     assert "outsider gift" not in logged_in(owner).get(reverse("billing")).content.decode()
+
+
+def test_billing_says_whom_to_ask_for_credits(owner: Persona, settings: object) -> None:
+    settings.BILLING_CONTACT_EMAIL = "sales@verifier.example"  # type: ignore[attr-defined]
+    assert "mailto:sales@verifier.example" in logged_in(owner).get(reverse("billing")).content.decode()

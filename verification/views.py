@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, fields
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -13,16 +13,24 @@ from verification.engine import Verdict
 from verification.forms import VerifyForm
 from verification.services import verification_check
 
-CHECK_LABELS = {
-    "syntax_valid": "Syntax is valid",
-    "domain_valid": "Domain exists",
-    "mx_found": "Mail server (MX) found",
-    "smtp_valid": "Mailbox accepted (SMTP)",
-    "is_disposable": "Disposable domain",
-    "is_role_based": "Role address (info@, sales@ …)",
-    "is_catch_all": "Catch-all domain",
-    "is_free_provider": "Free email provider",
+# Each check's label, and the value that is good news for the sender (None: neither, just a fact).
+CHECKS: dict[str, tuple[str, bool | None]] = {
+    "syntax_valid": ("Syntax is valid", True),
+    "domain_valid": ("Domain exists", True),
+    "mx_found": ("Mail server (MX) found", True),
+    "smtp_valid": ("Mailbox accepted (SMTP)", True),
+    "is_disposable": ("Disposable domain", False),
+    "is_role_based": ("Role address (info@, sales@ …)", False),
+    "is_catch_all": ("Catch-all domain", False),
+    "is_free_provider": ("Free email provider", None),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRow:
+    label: str
+    value: bool | None
+    tone: str  # good, bad, fact (neither), unchecked
 
 
 @account_required
@@ -44,5 +52,18 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
     return render(request, template, context)
 
 
-def check_rows(verdict: Verdict) -> list[tuple[str, bool | None]]:
-    return [(CHECK_LABELS[field.name], getattr(verdict.checks, field.name)) for field in fields(verdict.checks)]
+def check_rows(verdict: Verdict) -> list[CheckRow]:
+    rows = []
+    for field in fields(verdict.checks):
+        label, good_when = CHECKS[field.name]
+        value = getattr(verdict.checks, field.name)
+        rows.append(CheckRow(label, value, _tone(value, good_when)))
+    return rows
+
+
+def _tone(value: bool | None, good_when: bool | None) -> str:
+    if value is None:
+        return "unchecked"
+    if good_when is None:
+        return "fact"
+    return "good" if value == good_when else "bad"
