@@ -8,8 +8,11 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
+from accounts.forms import AdminLoginForm
 from accounts.models import Account, ApiKey
 from billing.services import credits_grant
+
+admin.site.login_form = AdminLoginForm
 
 
 class GrantCreditsForm(forms.Form):

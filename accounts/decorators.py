@@ -6,10 +6,11 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Concatenate
 
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.cache import never_cache
+from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.models import Account
 
@@ -25,7 +26,17 @@ def account_required[**P](view: AccountView[P]) -> PortalView[P]:
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return _to_login(request)
         account = get_object_or_404(Account.objects.select_related("plan", "owner"), owner_id=request.user.pk)
         return view(request, account, *args, **kwargs)
 
-    return never_cache(login_required(wrapper))
+    return never_cache(wrapper)
+
+
+def _to_login(request: HttpRequest) -> HttpResponse:
+    response = redirect_to_login(request.get_full_path())
+    if getattr(request, "htmx", False):
+        # An htmx request would swap the log-in page into the panel: send the whole page there instead.
+        return HttpResponseClientRedirect(response["Location"])
+    return response

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
@@ -36,18 +37,11 @@ class SignupForm(forms.Form):
         return data
 
 
-class LoginForm(AuthenticationForm):
-    """Django's log-in form, by email, refusing a username+address pair after repeated failures."""
-
-    username = forms.CharField(
-        label="Email", max_length=254, widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"})
-    )
-
-    def clean_username(self) -> str:
-        return str(self.cleaned_data["username"]).strip().lower()
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Refuses a username+address pair after repeated failures (see accounts.throttle)."""
 
     def clean(self) -> dict[str, Any]:
-        username = self.cleaned_data.get("username", "")
+        username = str(self.cleaned_data.get("username", ""))
         if login_blocked(username=username, request=self.request):
             raise ValidationError(
                 f"Too many failed log-in attempts. Wait {WINDOW_SECONDS // 60} minutes, or reset your password.",
@@ -60,6 +54,21 @@ class LoginForm(AuthenticationForm):
             raise
         login_succeeded(username=username, request=self.request)
         return data
+
+
+class LoginForm(ThrottledAuthenticationForm):
+    """The portal's log-in, by email."""
+
+    username = forms.CharField(
+        label="Email", max_length=254, widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"})
+    )
+
+    def clean_username(self) -> str:
+        return str(self.cleaned_data["username"]).strip().lower()
+
+
+class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
+    """The admin's log-in, under the same throttle: staff accounts are worth the most."""
 
 
 class ApiKeyForm(forms.Form):

@@ -131,3 +131,6 @@ def test_customer_journey_through_the_portal(page: Page) -> None:
     page.get_by_role("button", name="Verify").click()
     expect(page.locator("[data-verdict-status]")).to_have_text("invalid")
     snap(page, "11-verify-phone")
+    page.get_by_role("button", name="Verify this instead").click()
+    expect(page.locator("[data-verdict-status]")).to_have_text("valid")
+    expect(page.get_by_role("heading", name="jane@gmail.com")).to_be_visible()

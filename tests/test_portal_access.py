@@ -76,3 +76,8 @@ def test_forms_refuse_a_post_without_csrf_token(owner: Persona) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner.account.owner)
     assert client.post(reverse("keys"), {"name": "x"}).status_code == 403
+
+
+def test_htmx_request_after_the_session_ended_reloads_the_log_in_page(db: None) -> None:
+    response = Client().post(reverse("verify"), {"email": "jane@good.com"}, headers={"HX-Request": "true"})
+    assert response["HX-Redirect"] == f"{reverse('login')}?next={reverse('verify')}"

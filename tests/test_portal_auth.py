@@ -94,6 +94,17 @@ def test_lock_out_ends_after_15_minutes(owner: Persona) -> None:
         assert log_in(client, email, PASSWORD).status_code == 302
 
 
+def test_admin_log_in_is_throttled_too(staff: Any) -> None:
+    client = Client()
+    for _ in range(5):
+        client.post(
+            reverse("admin:login"), {"username": staff.username, "password": "wrong"}, REMOTE_ADDR="203.0.113.7"
+        )
+    data = {"username": staff.username, "password": PASSWORD}
+    response = client.post(reverse("admin:login"), data, REMOTE_ADDR="203.0.113.7")
+    assert "Too many failed log-in attempts" in response.content.decode()
+
+
 def test_a_successful_log_in_clears_earlier_failures(owner: Persona) -> None:
     client, email = Client(), owner.account.owner.email
     for _ in range(4):
