@@ -134,3 +134,27 @@ def test_customer_journey_through_the_portal(page: Page) -> None:
     page.get_by_role("button", name="Verify this instead").click()
     expect(page.locator("[data-verdict-status]")).to_have_text("valid")
     expect(page.get_by_role("heading", name="jane@gmail.com")).to_be_visible()
+
+
+def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    from tests.factories import AccountFactory
+
+    AccountFactory(owner__email="customer@company.example.com", credits=10)
+    get_user_model().objects.create_superuser("boss", "boss@service.example.com", "a-long-staff-passphrase")
+    page.goto("/admin/")
+    page.get_by_label("Username").fill("boss")
+    page.get_by_label("Password").fill("a-long-staff-passphrase")
+    page.get_by_role("button", name="Log in").click()
+    page.goto("/admin/accounts/account/")
+    snap(page, "20-admin-accounts")
+    page.get_by_role("checkbox", name="Select this object for an action").first.check()
+    page.locator("select[name=action]").select_option("grant_credits")
+    page.get_by_role("button", name="Run").click()
+    page.get_by_label("Credits to grant").fill("500")
+    page.get_by_label("Reason").fill("Conference voucher")
+    snap(page, "21-admin-grant-credits")
+    page.get_by_role("button", name="Grant credits").click()
+    expect(page.get_by_text("Granted 500 credits to 1 account(s).")).to_be_visible()
+    expect(page.locator("td.field-credit_balance")).to_have_text("510")
