@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connections
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -27,18 +28,19 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
 RAW_KEY = re.compile(r"ev_live_[A-Za-z0-9]{32}")
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(
-        not CHROMIUM.exists() and not os.environ.get("CI"),
+        not CHROMIUM.exists() and not IN_CI,
         reason=f"{CHROMIUM} is missing (apt-get install chromium); set CI=true to make this a failure",
     ),
     # live_server needs committed data; serialized rollback restores the plans afterwards.
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-if CHROMIUM.exists() or os.environ.get("CI"):
+if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect, sync_playwright
 
 
@@ -54,6 +56,9 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
         context.set_default_timeout(10_000)
         yield context.new_page()
         browser.close()
+        # ORM calls made while Playwright's loop ran got their own connection (Django keys
+        # connections by context, not only by thread); close it or PostgreSQL cannot drop the test DB.
+        connections.close_all()
 
 
 def snap(page: Page, name: str) -> None:
