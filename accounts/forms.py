@@ -12,6 +12,8 @@ from accounts.throttle import WINDOW_SECONDS, login_blocked, login_failed, login
 
 
 class SignupForm(forms.Form):
+    EMAIL_TAKEN = "An account with this email already exists. Log in, or reset your password."
+
     email = forms.EmailField(label="Email", max_length=150, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
     password = forms.CharField(
         label="Password",
@@ -23,7 +25,7 @@ class SignupForm(forms.Form):
     def clean_email(self) -> str:
         email = self.cleaned_data["email"].strip().lower()
         if get_user_model().objects.filter(username=email).exists():
-            raise ValidationError("An account with this email already exists. Log in, or reset your password.")
+            raise ValidationError(self.EMAIL_TAKEN)
         return email
 
     def clean(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
+from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
@@ -32,10 +33,17 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("dashboard")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        opened = account_open(email=form.cleaned_data["email"], password=form.cleaned_data["password"], issue_key=False)
-        login(request, opened.account.owner, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome! Your free plan comes with {SIGNUP_CREDITS} credits.")
-        return redirect("dashboard")
+        try:
+            opened = account_open(
+                email=form.cleaned_data["email"], password=form.cleaned_data["password"], issue_key=False
+            )
+        except IntegrityError:
+            # Two sign-ups with one address at the same moment: the form's check passed for both.
+            form.add_error("email", SignupForm.EMAIL_TAKEN)
+        else:
+            login(request, opened.account.owner, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Welcome! Your free plan comes with {SIGNUP_CREDITS} credits.")
+            return redirect("dashboard")
     return render(request, "accounts/signup.html", {"form": form})
 
 
