@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
 from django.db import models
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+if TYPE_CHECKING:
+    from accounts.models import Account
 
 
 class Plan(models.Model):
@@ -15,6 +23,26 @@ class Plan(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class LedgerEntryQuerySet(models.QuerySet["LedgerEntry"]):
+    def daily_usage(self, *, account: Account, days: int = 30) -> list[tuple[date, int]]:
+        """Addresses verified per UTC day, oldest first, one pair per day including empty days.
+
+        Single verifications are spends; bulk rows are reservations minus releases, so a job
+        whose release lands the day after its reservation shifts a little usage between days.
+        """
+        today = timezone.localdate()
+        first = today - timedelta(days=days - 1)
+        rows = (
+            self.filter(account=account, kind__in=LedgerEntry.USAGE_KINDS, created_at__date__gte=first)
+            .annotate(day=TruncDate("created_at"))
+            .values("day")
+            .annotate(net=models.Sum("amount"))
+            .order_by()
+        )
+        used = {row["day"]: -row["net"] for row in rows}
+        return [(day, max(0, used.get(day, 0))) for day in (first + timedelta(days=n) for n in range(days))]
 
 
 class LedgerEntry(models.Model):
@@ -32,6 +60,11 @@ class LedgerEntry(models.Model):
     reference = models.CharField(max_length=100, blank=True, help_text="Job or request this entry belongs to.")
     note = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = LedgerEntryQuerySet.as_manager()
+
+    # The kinds that stand for addresses verified (see LedgerEntryQuerySet.daily_usage).
+    USAGE_KINDS = (Kind.SPEND, Kind.RESERVATION, Kind.RELEASE)
 
     class Meta:
         ordering = ["-created_at", "-id"]

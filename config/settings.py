@@ -150,6 +150,8 @@ MAILERS = {
     }
 }
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "no-reply@localhost")
+# Shown on the portal's billing page: where customers ask for credits or another plan.
+BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
 
 # --- i18n, static, media ------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

@@ -3,6 +3,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from lib.errors import api_not_found
+from verification import views as verification_views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
@@ -14,6 +15,10 @@ api_v1: list[URLPattern | URLResolver] = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),
+    # The customer portal: server-rendered pages, session log-in.
+    path("", include("accounts.urls")),
+    path("", include("billing.urls")),
+    path("verify", verification_views.verify, name="verify"),
 ]
 
 handler500 = "lib.errors.server_error"

@@ -43,6 +43,12 @@ def dns_server() -> Iterator[DnsServer]:
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # The production hasher takes seconds per password on a small CI machine.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _resolver_on_loopback(settings: Any, dns_server: DnsServer) -> Iterator[DnsServer]:
     settings.VERIFIER_DNS_NAMESERVERS = [dns_server.address]
     settings.VERIFIER_DNS_TIMEOUT = 0.3

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+
+from accounts.forms import AdminLoginForm
+from accounts.models import Account, ApiKey
+from billing.services import credits_grant
+
+admin.site.login_form = AdminLoginForm
+
+
+class GrantCreditsForm(forms.Form):
+    amount = forms.IntegerField(label="Credits to grant", min_value=1, max_value=100_000_000)
+    reason = forms.CharField(label="Reason", max_length=200, help_text="Written to each account's ledger.")
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ["owner_email", "plan", "credit_balance", "created_at"]
+    list_filter = ["plan"]
+    list_select_related = ["owner", "plan"]
+    search_fields = ["owner__email"]
+    # The balance moves only through the ledger (the grant action), never by typing a number.
+    fields = ["owner", "plan", "credit_balance", "public_id", "secret_rotated_at", "created_at"]
+    readonly_fields = ["owner", "credit_balance", "public_id", "secret_rotated_at", "created_at"]
+    actions = ["grant_credits"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Accounts open through sign-up or `manage.py create_account`, which write the opening grant.
+        return False
+
+    @admin.display(description="Owner email", ordering="owner__email")
+    def owner_email(self, account: Account) -> str:
+        return account.owner.email
+
+    @admin.action(description="Grant credits…")
+    def grant_credits(self, request: HttpRequest, queryset: QuerySet[Account]) -> TemplateResponse | None:
+        form = GrantCreditsForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            amount, reason = form.cleaned_data["amount"], form.cleaned_data["reason"]
+            note = f"{reason} (staff: {request.user.get_username()})"
+            with transaction.atomic():
+                for account in queryset:
+                    credits_grant(account=account, amount=amount, note=note[:255])
+            self.message_user(request, f"Granted {amount} credits to {len(queryset)} account(s).", messages.SUCCESS)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Grant credits",
+            "opts": self.model._meta,
+            "form": form,
+            "accounts": queryset,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/accounts/grant_credits.html", context)
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "name", "account", "created_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["account__owner", "account__plan"]
+    search_fields = ["prefix", "name", "account__owner__email"]
+    # Never key_hash: a hash of a 190-bit random key is not crackable, but it is nobody's business either.
+    fields = ["account", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["account", "prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke_keys"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # A key's secret part must be shown to its owner once; only the portal and the ops command can.
+        return False
+
+    @admin.action(description="Revoke selected keys")
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        keys = list(queryset.filter(revoked_at__isnull=True))
+        for key in keys:
+            key.revoke()
+        self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)

@@ -1,0 +1,165 @@
+"""The portal in a real Chromium: sign up, create a key, verify, rotate the secret, revoke the key.
+
+Needs /usr/bin/chromium (Debian's `chromium` package; Playwright's own download is not used).
+Skipped without it on a laptop; under CI=true a missing Chromium fails the run.
+Screenshots of each main page go to test-artifacts/screenshots/ for a human look.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connections
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
+RAW_KEY = re.compile(r"ev_live_[A-Za-z0-9]{32}")
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists() and not IN_CI,
+        reason=f"{CHROMIUM} is missing (apt-get install chromium); set CI=true to make this a failure",
+    ),
+    # live_server needs committed data; serialized rollback restores the plans afterwards.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+if CHROMIUM.exists() or IN_CI:
+    from playwright.sync_api import Page, expect, sync_playwright
+
+
+@pytest.fixture
+def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are still sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+        context.set_default_timeout(10_000)
+        yield context.new_page()
+        browser.close()
+        # ORM calls made while Playwright's loop ran got their own connection (Django keys
+        # connections by context, not only by thread); close it or PostgreSQL cannot drop the test DB.
+        connections.close_all()
+
+
+def snap(page: Page, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def api_verify(page: Page, key: str) -> int:
+    response = page.request.post(
+        "/v1/verify", data={"email": "jane@good.com"}, headers={"Authorization": f"Bearer {key}"}
+    )
+    return response.status
+
+
+def test_customer_journey_through_the_portal(page: Page) -> None:
+    page.goto("/")
+    snap(page, "01-landing")
+    page.get_by_role("link", name="Sign up free").click()
+    page.get_by_label("Email").fill("browser@company.example.com")
+    page.get_by_label("Password").fill("a-long-unusual-passphrase")
+    snap(page, "02-signup")
+    page.get_by_role("button", name="Create account").click()
+    expect(page).to_have_url(re.compile(r"/dashboard$"))
+    expect(page.locator("#credit-balance")).to_have_text("100")
+    snap(page, "03-dashboard")
+
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_label("Key name").fill("CI server")
+    page.get_by_role("button", name="Create key").click()
+    key = page.locator("[data-new-key]").input_value()
+    assert RAW_KEY.fullmatch(key)
+    page.get_by_role("button", name="Copy").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == key
+    snap(page, "04-keys-new")
+    assert api_verify(page, key) == 200
+
+    page.get_by_role("link", name="Verify", exact=True).click()
+    page.get_by_label("Email address").fill("Info@Good.com")
+    page.get_by_role("button", name="Verify").click()
+    expect(page.locator("[data-verdict-status]")).to_have_text("risky")
+    expect(page.locator("#credits-left")).to_contain_text("98")
+    snap(page, "05-verify")
+
+    page.get_by_role("link", name="Signing secret").click()
+    secret = page.get_by_label("Signing secret")
+    old = secret.input_value()
+    expect(secret).to_have_attribute("type", "password")
+    page.get_by_role("button", name="Reveal").click()
+    expect(secret).to_have_attribute("type", "text")
+    snap(page, "06-signing-secret")
+    page.get_by_role("link", name="Rotate secret").click()
+    snap(page, "07-rotate-confirm")
+    page.get_by_role("button", name="Rotate secret").click()
+    expect(page.get_by_role("status")).to_contain_text("New signing secret created")
+    assert page.get_by_label("Signing secret").input_value() not in ("", old)
+
+    page.get_by_role("link", name="API keys").click()
+    page.get_by_role("link", name="Revoke CI server").click()
+    page.get_by_role("button", name="Revoke key").click()
+    expect(page.get_by_role("status")).to_contain_text("is revoked")
+    expect(page.get_by_role("cell", name=re.compile("^Revoked"))).to_be_visible()
+    snap(page, "08-keys-revoked")
+    assert api_verify(page, key) == 401
+
+    page.get_by_role("link", name="Billing").click()
+    expect(page.get_by_role("heading", name="Credit ledger")).to_be_visible()
+    snap(page, "09-billing")
+
+    page.get_by_role("link", name="Dashboard").click()
+    expect(page.get_by_role("img", name=re.compile("2 in all"))).to_be_visible()
+    snap(page, "10-dashboard-usage")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_role("link", name="Verify", exact=True).click()
+    page.get_by_label("Email address").fill("jane@gmial.com")
+    page.get_by_role("button", name="Verify").click()
+    expect(page.locator("[data-verdict-status]")).to_have_text("invalid")
+    snap(page, "11-verify-phone")
+    page.get_by_role("button", name="Verify this instead").click()
+    expect(page.locator("[data-verdict-status]")).to_have_text("valid")
+    expect(page.get_by_role("heading", name="jane@gmail.com")).to_be_visible()
+
+
+def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    from tests.factories import AccountFactory
+
+    AccountFactory(owner__email="customer@company.example.com", credits=10)
+    get_user_model().objects.create_superuser("boss", "boss@service.example.com", "a-long-staff-passphrase")
+    page.goto("/admin/")
+    page.get_by_label("Username").fill("boss")
+    page.get_by_label("Password").fill("a-long-staff-passphrase")
+    page.get_by_role("button", name="Log in").click()
+    page.goto("/admin/accounts/account/")
+    snap(page, "20-admin-accounts")
+    page.get_by_role("checkbox", name="Select this object for an action").first.check()
+    page.locator("select[name=action]").select_option("grant_credits")
+    page.get_by_role("button", name="Run").click()
+    page.get_by_label("Credits to grant").fill("500")
+    page.get_by_label("Reason").fill("Conference voucher")
+    snap(page, "21-admin-grant-credits")
+    page.get_by_role("button", name="Grant credits").click()
+    expect(page.get_by_text("Granted 500 credits to 1 account(s).")).to_be_visible()
+    expect(page.locator("td.field-credit_balance")).to_have_text("510")

@@ -1,0 +1,142 @@
+"""Sign-up, log-in (with throttling), password change and reset."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import Account
+from billing.models import LedgerEntry
+from tests.conftest import Persona
+
+PASSWORD = "correct horse battery staple"
+
+
+def sign_up(client: Client, email: str = "new@company.example.com", password: str = "a-long-unusual-passphrase") -> Any:
+    return client.post(reverse("signup"), {"email": email, "password": password})
+
+
+def log_in(client: Client, email: str, password: str, address: str = "203.0.113.7") -> Any:
+    return client.post(reverse("login"), {"username": email, "password": password}, REMOTE_ADDR=address)
+
+
+def test_sign_up_opens_a_free_account_with_100_credits(db: None) -> None:
+    response = sign_up(Client(), email="New@Company.example.com")
+    account = Account.objects.get(owner__email="new@company.example.com")
+    assert response.status_code == 302
+    assert (account.plan.code, account.credit_balance) == ("free", 100)
+    grants = LedgerEntry.objects.filter(account=account)
+    assert [(e.kind, e.amount, e.balance_after) for e in grants] == [("grant", 100, 100)]
+
+
+def test_sign_up_logs_the_new_owner_in(db: None) -> None:
+    client = Client()
+    response = sign_up(client)
+    assert response["Location"] == reverse("dashboard")
+    assert "100" in client.get(reverse("dashboard")).content.decode()
+
+
+def test_sign_up_issues_no_key_until_asked(db: None) -> None:
+    sign_up(Client())
+    assert not Account.objects.get().api_keys.exists()
+
+
+def test_sign_up_refuses_an_email_already_in_use(owner: Persona) -> None:
+    response = sign_up(Client(), email=owner.account.owner.email.upper())
+    assert response.status_code == 200
+    assert "already exists" in response.content.decode()
+    assert Account.objects.count() == 1
+
+
+def test_sign_up_refuses_a_weak_password(db: None) -> None:
+    response = sign_up(Client(), password="password")
+    assert response.status_code == 200
+    assert "too common" in response.content.decode()
+    assert not get_user_model().objects.exists()
+
+
+def test_log_in_by_email_leads_to_the_dashboard(owner: Persona) -> None:
+    response = log_in(Client(), owner.account.owner.email.upper(), PASSWORD)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("dashboard")
+
+
+def test_five_failures_lock_out_even_the_right_password(owner: Persona) -> None:
+    client, email = Client(), owner.account.owner.email
+    for _ in range(5):
+        assert log_in(client, email, "wrong").status_code == 200
+    response = log_in(client, email, PASSWORD)
+    assert response.status_code == 200
+    assert "Too many failed log-in attempts" in response.content.decode()
+
+
+def test_lock_out_is_per_address(owner: Persona) -> None:
+    client, email = Client(), owner.account.owner.email
+    for _ in range(5):
+        log_in(client, email, "wrong", address="203.0.113.7")
+    assert log_in(client, email, PASSWORD, address="198.51.100.9").status_code == 302
+
+
+def test_lock_out_ends_after_15_minutes(owner: Persona) -> None:
+    client, email = Client(), owner.account.owner.email
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        for _ in range(5):
+            log_in(client, email, "wrong")
+        clock.shift(timedelta(minutes=15, seconds=1))
+        assert log_in(client, email, PASSWORD).status_code == 302
+
+
+def test_admin_log_in_is_throttled_too(staff: Any) -> None:
+    client = Client()
+    for _ in range(5):
+        client.post(
+            reverse("admin:login"), {"username": staff.username, "password": "wrong"}, REMOTE_ADDR="203.0.113.7"
+        )
+    data = {"username": staff.username, "password": PASSWORD}
+    response = client.post(reverse("admin:login"), data, REMOTE_ADDR="203.0.113.7")
+    assert "Too many failed log-in attempts" in response.content.decode()
+
+
+def test_a_successful_log_in_clears_earlier_failures(owner: Persona) -> None:
+    client, email = Client(), owner.account.owner.email
+    for _ in range(4):
+        log_in(client, email, "wrong")
+    assert log_in(client, email, PASSWORD).status_code == 302
+    for _ in range(4):
+        log_in(Client(), email, "wrong")
+    assert log_in(Client(), email, PASSWORD).status_code == 302
+
+
+def test_password_change_needs_the_old_password(owner: Persona) -> None:
+    client = Client()
+    client.force_login(owner.account.owner)
+    new = "another-long-passphrase"
+    data = {"old_password": PASSWORD, "new_password1": new, "new_password2": new}
+    assert client.post(reverse("password_change"), data).status_code == 302
+    assert log_in(Client(), owner.account.owner.email, new).status_code == 302
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_password_reset_mails_a_link_only_to_a_known_address(owner: Persona, known: bool) -> None:
+    email = owner.account.owner.email if known else "stranger@company.example.com"
+    response = Client().post(reverse("password_reset"), {"email": email})
+    assert response["Location"] == reverse("password_reset_done")
+    assert len(mail.outbox) == (1 if known else 0)
+
+
+def test_password_reset_link_sets_a_new_password(owner: Persona) -> None:
+    Client().post(reverse("password_reset"), {"email": owner.account.owner.email})
+    link = next(line for line in mail.outbox[0].body.splitlines() if "/password/reset/" in line).strip()
+    client = Client()
+    form_page = client.get(link, follow=True)
+    new = "a-brand-new-passphrase"
+    client.post(form_page.request["PATH_INFO"], {"new_password1": new, "new_password2": new})
+    assert log_in(Client(), owner.account.owner.email, new).status_code == 302

@@ -1,0 +1,72 @@
+"""API keys in the portal: create (shown once), list, revoke with confirmation."""
+
+from __future__ import annotations
+
+import re
+
+from django.urls import reverse
+
+from accounts.models import ApiKey
+from tests.conftest import Persona
+from tests.support.portal import logged_in
+
+RAW_KEY = re.compile(r"ev_live_[A-Za-z0-9]{32}")
+
+
+def create_key(persona: Persona, name: str = "Production") -> tuple[ApiKey, str]:
+    response = logged_in(persona).post(reverse("keys"), {"name": name})
+    assert response.status_code == 200
+    raw = RAW_KEY.search(response.content.decode())
+    assert raw is not None
+    return persona.account.api_keys.get(name=name), raw.group()
+
+
+def test_new_key_is_shown_in_full_once(owner: Persona) -> None:
+    key, raw = create_key(owner)
+    listing = logged_in(owner).get(reverse("keys")).content.decode()
+    assert raw.startswith(key.prefix)
+    assert raw not in listing
+    assert key.prefix in listing
+
+
+def test_new_key_works_on_the_api(owner: Persona) -> None:
+    _, raw = create_key(owner)
+    owner.api_key = raw
+    assert owner.verify("jane@good.com").status_code == 200
+
+
+def test_key_list_shows_name_status_and_last_use(owner: Persona) -> None:
+    owner.verify("jane@good.com")
+    page = logged_in(owner).get(reverse("keys")).content.decode()
+    assert "Test key" in page
+    assert "Active" in page
+    assert "Never" not in page
+
+
+def test_key_needs_a_name(owner: Persona) -> None:
+    response = logged_in(owner).post(reverse("keys"), {"name": ""})
+    assert "This field is required" in response.content.decode()
+    assert owner.account.api_keys.count() == 1
+
+
+def test_revoke_asks_before_revoking(owner: Persona) -> None:
+    key = owner.account.api_keys.get()
+    page = logged_in(owner).get(reverse("key-revoke", args=[key.pk]))
+    assert "Revoke the key" in page.content.decode()
+    assert ApiKey.objects.get(pk=key.pk).is_active
+
+
+def test_revoked_key_gets_401_on_the_api(owner: Persona) -> None:
+    key = owner.account.api_keys.get()
+    response = logged_in(owner).post(reverse("key-revoke", args=[key.pk]))
+    assert response["Location"] == reverse("keys")
+    api = owner.verify("jane@good.com")
+    assert api.status_code == 401
+    assert api.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_revoking_one_key_leaves_the_others_working(owner: Persona) -> None:
+    other, raw = create_key(owner, "Second")
+    logged_in(owner).post(reverse("key-revoke", args=[owner.account.api_keys.get(name="Test key").pk]))
+    owner.api_key = raw
+    assert owner.verify("jane@good.com").status_code == 200

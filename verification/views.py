@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from accounts.decorators import account_required
+from accounts.models import Account
+from billing.services import InsufficientCredits
+from verification.engine import Verdict
+from verification.forms import VerifyForm
+from verification.services import verification_check
+
+# Each check's label, and the value that is good news for the sender (None: neither, just a fact).
+CHECKS: dict[str, tuple[str, bool | None]] = {
+    "syntax_valid": ("Syntax is valid", True),
+    "domain_valid": ("Domain exists", True),
+    "mx_found": ("Mail server (MX) found", True),
+    "smtp_valid": ("Mailbox accepted (SMTP)", True),
+    "is_disposable": ("Disposable domain", False),
+    "is_role_based": ("Role address (info@, sales@ …)", False),
+    "is_catch_all": ("Catch-all domain", False),
+    "is_free_provider": ("Free email provider", None),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRow:
+    label: str
+    value: bool | None
+    tone: str  # good, bad, fact (neither), unchecked
+
+
+@account_required
+@require_http_methods(["GET", "POST"])
+def verify(request: HttpRequest, account: Account) -> HttpResponse:
+    """One address, one credit: the same service, cache and charge as POST /v1/verify."""
+    form = VerifyForm(request.POST or None)
+    context: dict[str, object] = {"account": account, "form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            verdict, cached = verification_check(account=account, email=form.cleaned_data["email"])
+        except InsufficientCredits:
+            form.add_error(None, "You have no credits left, so this address was not checked. See Billing for more.")
+        else:
+            context.update(verdict=verdict, cached=cached, checks=check_rows(verdict))
+    # HtmxMiddleware sets request.htmx; it is falsy unless htmx sent the request.
+    partial = bool(getattr(request, "htmx", False))
+    template = "verification/_verify_panel.html" if partial else "verification/verify.html"
+    return render(request, template, context)
+
+
+def check_rows(verdict: Verdict) -> list[CheckRow]:
+    rows = []
+    for field in fields(verdict.checks):
+        label, good_when = CHECKS[field.name]
+        value = getattr(verdict.checks, field.name)
+        rows.append(CheckRow(label, value, _tone(value, good_when)))
+    return rows
+
+
+def _tone(value: bool | None, good_when: bool | None) -> str:
+    if value is None:
+        return "unchecked"
+    if good_when is None:
+        return "fact"
+    return "good" if value == good_when else "bad"
