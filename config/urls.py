@@ -6,6 +6,7 @@ from lib.errors import api_not_found
 
 api_v1 = [
     path("", include("verification.urls")),
+    path("", include("jobs.urls")),
     path("openapi.json", SpectacularAPIView.as_view(), name="openapi-schema"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     re_path(r"^.*$", api_not_found),
