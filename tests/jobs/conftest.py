@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +35,14 @@ def media(settings: Any, tmp_path: Path) -> Path:
     return tmp_path / "media"
 
 
+RunTasks = Callable[[], AbstractContextManager[Any]]
+
+
 @pytest.fixture
-def run_tasks(monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any) -> Iterator[None]:
-    """django-q2 in sync mode, and on_commit callbacks run: queued work happens inline."""
+def run_tasks(monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any) -> Iterator[RunTasks]:
+    """django-q2 in sync mode; inside `with run_tasks():` work queued on commit runs at the block's end."""
     monkeypatch.setattr(Conf, "SYNC", True)
-    with django_capture_on_commit_callbacks(execute=True):
-        yield
+    yield lambda: django_capture_on_commit_callbacks(execute=True)
     failures = list(Task.objects.filter(success=False).values_list("func", "result"))
     assert not failures, failures
 
@@ -67,3 +74,46 @@ def assert_nothing_left(persona: Persona, media: Path, ledger_before: int) -> No
 
 def ledger_sum(persona: Persona) -> int:
     return sum(LedgerEntry.objects.filter(account=persona.account).values_list("amount", flat=True))
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    """A real HTTP server on loopback that answers callbacks with the statuses it is given."""
+
+    url: str
+    statuses: list[int] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = True
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            state.received.append(Received(dict(self.headers.items()), body))
+            self.send_response(state.statuses.pop(0) if state.statuses else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/bulk"
+    yield state
+    server.shutdown()
+    server.server_close()
