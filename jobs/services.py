@@ -109,6 +109,8 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
         if not won:
             return None
         chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
+        # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
+        chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
         if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
             Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
                 status=Job.Status.PROCESSING, started_at=now
@@ -173,14 +175,15 @@ def job_complete_if_done(*, job_id: str) -> bool:
 def job_fail(*, job_id: str, reason: str) -> bool:
     """Stop a job that cannot go on: release what its unfinished chunks hold, send bulk.failed."""
     with transaction.atomic():
+        unfinished = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
+        locked = list(unfinished.select_for_update())  # chunks before the job, as chunk_claim does
         won = Job.objects.filter(pk=job_id, status__in=UNFINISHED).update(
             status=Job.Status.FAILED, failure_reason=reason[:255], completed_at=timezone.now()
         )
         if not won:
             return False
         job = Job.objects.select_related("account").get(pk=job_id)
-        unfinished = Chunk.objects.select_for_update().filter(job_id=job_id).exclude(state=Chunk.State.DONE)
-        for chunk in unfinished:
+        for chunk in locked:
             credits_release(account=job.account, amount=chunk.reserved or 0, reference=chunk.reference)
         unfinished.update(state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0)
         callback_queue(job=job, event="bulk.failed")
