@@ -10,6 +10,7 @@ from typing import Any
 
 import time_machine
 from django.utils import timezone
+from django_q.models import Schedule
 
 from billing.models import LedgerEntry
 from jobs import tasks
@@ -194,3 +195,8 @@ def test_chunk_that_crashed_three_times_fails_the_job_and_releases_credits(
         "result_url": None,
     }
     assert CallbackDelivery.objects.get().state == "delivered"
+
+
+def test_requeue_schedule_runs_every_minute(db: None) -> None:
+    schedule = Schedule.objects.get(func="jobs.tasks.requeue_stale_chunks")
+    assert (schedule.schedule_type, schedule.minutes, schedule.repeats) == (Schedule.MINUTES, 1, -1)

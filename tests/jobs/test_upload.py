@@ -180,3 +180,15 @@ def test_refused_upload_does_not_burn_the_idempotency_key(owner: Persona) -> Non
 def test_upload_without_key_is_401(db: None, client: object) -> None:
     response = client.post("/v1/verify/bulk", data={})  # type: ignore[attr-defined]
     assert response.status_code == 401
+
+
+def test_utf16_semicolon_file_is_read_through_the_api(owner: Persona) -> None:
+    content = "Name;E-Mail;email\nZoë;x;Zoë@Good.com\n".encode("utf-16")
+    job_id = upload(owner, content).json()["id"]
+    assert input_slice(Job.objects.get(pk=job_id).input_name, 0, 5) == ["zoë@good.com"]
+
+
+def test_windows_1252_tab_file_is_read_through_the_api(owner: Persona) -> None:
+    content = "email\tname\nJosé@good.com\tJosé\n".encode("cp1252")
+    job_id = upload(owner, content).json()["id"]
+    assert input_slice(Job.objects.get(pk=job_id).input_name, 0, 5) == ["josé@good.com"]
