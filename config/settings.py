@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envfloat, envint, envlist, envstr
 
@@ -111,6 +112,8 @@ Q_CLUSTER: dict[str, object] = {
     "poll": 0.2,
     "label": "Task queue",
 }
+if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:  # type: ignore[operator]
+    raise ImproperlyConfigured("Q_RETRY must exceed Q_TIMEOUT (the ORM broker would run a task twice at once).")
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 else:
@@ -232,6 +235,13 @@ CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", Fal
 CALLBACK_RETRY_BASE_SECONDS = envfloat("CALLBACK_RETRY_BASE_SECONDS", 30.0)
 CALLBACK_RETRY_FACTOR = envfloat("CALLBACK_RETRY_FACTOR", 4.0, minimum=1.0)
 CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
+# Rows per chunk: one worker task, one credit reservation, one result part.
+BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
+# A claimed chunk not finished within its lease is taken over by the next worker
+# (the every-minute requeue schedule, or django-q's own `retry` redelivery).
+BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
+# estimated_seconds before any job has completed to measure throughput on.
+BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
 
 LOGGING = {
     "version": 1,

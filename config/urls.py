@@ -7,6 +7,7 @@ from verification import views as verification_views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
+    path("", include("jobs.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
     re_path(r"^.*$", api_not_found),

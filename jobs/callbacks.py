@@ -1,0 +1,127 @@
+"""Job callbacks: one delivery per event, up to 6 attempts, each recorded.
+
+Every attempt is signed afresh with its own time and carries a freshly issued
+result URL; the event id stays the same so receivers can de-duplicate. Retries
+are django-q2 schedules (a worker never sleeps waiting for one).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import TypedDict
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django_q.models import Schedule
+from django_q.tasks import async_task, schedule
+
+from jobs.downloads import result_url
+from jobs.models import CallbackAttempt, CallbackDelivery, Job
+from lib import outbound
+from lib.renderers import render_json
+from lib.signing import signature_header
+
+MAX_ATTEMPTS = 6  # the first try and 5 retries
+
+
+class CallbackBody(TypedDict):
+    event: str
+    job_id: str
+    status: str
+    partial: bool
+    total: int
+    processed: int
+    valid: int
+    invalid: int
+    result_url: str | None
+
+
+def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
+    """Record the event and send it once the caller's transaction commits."""
+    if not job.callback_url:
+        return None
+    delivery = CallbackDelivery.objects.create(job=job, event=event, url=job.callback_url)
+    transaction.on_commit(lambda: async_task("jobs.tasks.deliver_callback", delivery.pk))
+    return delivery
+
+
+def callback_body(job: Job, event: str) -> CallbackBody:
+    return {
+        "event": event,
+        "job_id": job.pk,
+        "status": job.status,
+        "partial": job.partial,
+        "total": job.total,
+        "processed": job.processed,
+        "valid": job.valid,
+        "invalid": job.invalid,
+        "result_url": result_url(job),
+    }
+
+
+def retry_delay(attempt: int) -> timedelta:
+    """Wait after failed attempt n (1-based): base * factor ** (n - 1): 30 s, 2 min, 8 min, 32 min, ~2 h."""
+    return timedelta(seconds=settings.CALLBACK_RETRY_BASE_SECONDS * settings.CALLBACK_RETRY_FACTOR ** (attempt - 1))
+
+
+def callback_attempt(*, delivery_id: int) -> CallbackAttempt | None:
+    """Make the next attempt of a pending delivery; schedule the one after if it fails."""
+    delivery = CallbackDelivery.objects.select_related("job__account").get(pk=delivery_id)
+    number = delivery.attempts + 1
+    if delivery.state != CallbackDelivery.State.PENDING or number > MAX_ATTEMPTS:
+        return None
+    claimed = CallbackDelivery.objects.filter(
+        pk=delivery.pk, state=CallbackDelivery.State.PENDING, attempts=delivery.attempts
+    ).update(attempts=number)
+    if not claimed:
+        return None
+    started_at = timezone.now()
+    outcome, permanent = _send(delivery)
+    attempt = CallbackAttempt.objects.create(
+        delivery=delivery,
+        number=number,
+        started_at=started_at,
+        status_code=outcome.status_code,
+        error=outcome.error,
+        duration_ms=outcome.duration_ms,
+    )
+    _after_attempt(delivery, number, outcome.ok, permanent)
+    return attempt
+
+
+def _send(delivery: CallbackDelivery) -> tuple[outbound.Outcome, bool]:
+    """The outcome, and whether a failure is permanent (the URL is refused)."""
+    job = delivery.job
+    body = render_json(callback_body(job, delivery.event))
+    timestamp = int(time.time())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "email-verifier-callbacks/1",
+        "X-Service-Event-Id": delivery.event_id,
+        "X-Service-Signature": signature_header(
+            body=body, secrets=job.account.active_signing_secrets(), timestamp=timestamp
+        ),
+    }
+    try:
+        return outbound.post(delivery.url, body, headers), False
+    except outbound.UnsafeUrl as refused:
+        return outbound.Outcome(None, f"Refused: {refused}"[:255], 0), True
+
+
+def _after_attempt(delivery: CallbackDelivery, number: int, ok: bool, permanent: bool) -> None:
+    now = timezone.now()
+    pending = CallbackDelivery.objects.filter(pk=delivery.pk, state=CallbackDelivery.State.PENDING)
+    if ok:
+        pending.update(state=CallbackDelivery.State.DELIVERED, delivered_at=now)
+    elif permanent or number >= MAX_ATTEMPTS:
+        pending.update(state=CallbackDelivery.State.FAILED)
+    else:
+        schedule(
+            "jobs.tasks.deliver_callback",
+            delivery.pk,
+            name=f"callback-{delivery.event_id}-{number + 1}",
+            schedule_type=Schedule.ONCE,
+            next_run=now + retry_delay(number),
+        )

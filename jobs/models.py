@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from lib.tokens import random_base62
+
+
+def new_job_id() -> str:
+    return "job_" + random_base62(24)
+
+
+def new_event_id() -> str:
+    return "evt_" + random_base62(24)
+
+
+class Job(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PROCESSING = "processing"
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_job_id, editable=False)
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="jobs")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    callback_url = models.URLField(max_length=2000, blank=True)
+    input_name = models.CharField(max_length=255, help_text="Accepted addresses, in storage.")
+    result_name = models.CharField(max_length=255, blank=True)
+    total = models.PositiveIntegerField()
+    processed = models.PositiveIntegerField(default=0)
+    valid = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+    risky = models.PositiveIntegerField(default=0)
+    unknown = models.PositiveIntegerField(default=0)
+    partial = models.BooleanField(default=False, help_text="Credits ran out before every row was processed.")
+    failure_reason = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["account", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.COMPLETED, self.Status.FAILED)
+
+
+class Chunk(models.Model):
+    """A slice of a job's rows, claimed and processed by one worker at a time."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        CANCELLED = "cancelled"
+
+    job = models.ForeignKey(Job, models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    start = models.PositiveIntegerField(help_text="Offset of the first row in the job's address list.")
+    size = models.PositiveIntegerField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    # None until the first claim reserved credits; a re-run reuses what is recorded here.
+    reserved = models.PositiveIntegerField(null=True, blank=True)
+    processed = models.PositiveIntegerField(default=0)
+    valid = models.PositiveIntegerField(default=0)
+    invalid = models.PositiveIntegerField(default=0)
+    risky = models.PositiveIntegerField(default=0)
+    unknown = models.PositiveIntegerField(default=0)
+    part_name = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["job", "index"]
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="chunk_index_unique")]
+        indexes = [models.Index(fields=["state", "lease_expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} #{self.index} ({self.state})"
+
+    @property
+    def reference(self) -> str:
+        return f"{self.job_id}:chunk:{self.index}"
+
+
+class CallbackDelivery(models.Model):
+    """One event for one job; its attempts share the event id."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        FAILED = "failed"
+
+    event_id = models.CharField(max_length=32, unique=True, default=new_event_id, editable=False)
+    job = models.ForeignKey(Job, models.CASCADE, related_name="callbacks")
+    event = models.CharField(max_length=30)
+    url = models.URLField(max_length=2000)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "callback deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.event_id} ({self.state})"
+
+
+class CallbackAttempt(models.Model):
+    delivery = models.ForeignKey(CallbackDelivery, models.CASCADE, related_name="attempt_rows")
+    number = models.PositiveSmallIntegerField()
+    started_at = models.DateTimeField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=255, blank=True)
+    duration_ms = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["delivery", "number"]
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="callback_attempt_unique")]
+
+    def __str__(self) -> str:
+        return f"#{self.number}: {self.status_code or self.error}"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from jobs.downloads import result_url
+from jobs.models import Job
+
+
+class BulkSubmitResponseSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    status = serializers.CharField()
+    total_emails = serializers.IntegerField()
+    estimated_seconds = serializers.IntegerField(min_value=1)
+
+
+class ProgressSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    processed = serializers.IntegerField()
+    valid = serializers.IntegerField()
+    invalid = serializers.IntegerField()
+    risky = serializers.IntegerField()
+    unknown = serializers.IntegerField()
+
+
+class JobSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    status = serializers.ChoiceField(choices=Job.Status.choices)
+    progress = ProgressSerializer(source="*")
+    result_download_url = serializers.SerializerMethodField()
+    callback_url = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    completed_at = serializers.DateTimeField(allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # "partial" is also a Serializer attribute, so the field cannot be declared in the class body.
+        items = list(super().get_fields().items())
+        return dict([*items[:3], ("partial", serializers.BooleanField()), *items[3:]])
+
+    def get_result_download_url(self, job: Job) -> str | None:
+        return result_url(job)
+
+    def get_callback_url(self, job: Job) -> str | None:
+        return job.callback_url or None
+
+
+class JobListQuerySerializer(serializers.Serializer):
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    starting_after = serializers.CharField(required=False, max_length=32)

@@ -1,0 +1,222 @@
+"""Bulk jobs: create, process chunk by chunk, complete or fail.
+
+The database is the source of truth. A chunk is claimed with a conditional
+UPDATE that takes a lease and counts the attempt; its credits are reserved in
+the claim's transaction and recorded on the chunk, so a re-run reuses them. A
+chunk's results count (and are charged) only if its finishing UPDATE still
+finds it leased to the same attempt. A worker killed at any point therefore
+costs at most a re-run of one chunk, never a second charge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from accounts.models import Account
+from billing.services import credits_release, credits_reserve
+from jobs import files
+from jobs.callbacks import callback_queue
+from jobs.models import Chunk, Job, new_job_id
+from verification.engine import Status, Verdict, verify_many
+from verification.resolver import domain_lookup
+
+logger = logging.getLogger(__name__)
+
+# A chunk whose claim has been taken this many times without finishing has crashed
+# its workers three times: the job fails rather than crash a fourth.
+MAX_CHUNK_ATTEMPTS = 3
+UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
+
+
+def job_create(
+    *, account: Account, addresses: Sequence[str], callback_url: str, on_created: Callable[[Job], None]
+) -> Job:
+    """Store the addresses, create the job and its chunks, queue the chunks on commit.
+
+    `on_created` runs inside the transaction (the API stores its idempotent response
+    there). If anything fails, the stored file is deleted: nothing is left behind.
+    """
+    job_id = new_job_id()
+    name = files.input_save(job_id, addresses)
+    try:
+        with transaction.atomic():
+            job = Job.objects.create(
+                id=job_id, account=account, callback_url=callback_url, input_name=name, total=len(addresses)
+            )
+            Chunk.objects.bulk_create(_chunks_for(job))
+            on_created(job)
+            chunk_ids = list(job.chunks.values_list("pk", flat=True))
+            transaction.on_commit(lambda: chunks_enqueue(chunk_ids))
+    except BaseException:
+        files.delete_quietly(name)
+        raise
+    return job
+
+
+def _chunks_for(job: Job) -> list[Chunk]:
+    size = settings.BULK_CHUNK_SIZE
+    return [
+        Chunk(job=job, index=index, start=start, size=min(size, job.total - start))
+        for index, start in enumerate(range(0, job.total, size))
+    ]
+
+
+def chunks_enqueue(chunk_ids: Sequence[int]) -> None:
+    for chunk_id in chunk_ids:
+        async_task("jobs.tasks.run_chunk", chunk_id, task_name=f"chunk-{chunk_id}")
+
+
+def chunk_run(*, chunk_id: int) -> None:
+    """Claim a chunk, verify its addresses, record the result. Safe to call any number of times."""
+    chunk = chunk_claim(chunk_id=chunk_id)
+    if chunk is None:
+        return
+    if chunk.attempts > MAX_CHUNK_ATTEMPTS:
+        job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
+        return
+    try:
+        emails = files.input_slice(chunk.job.input_name, chunk.start, chunk.reserved or 0)
+    except OSError:
+        logger.exception("job %s: input file unreadable", chunk.job_id)
+        job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
+        return
+    verdicts = verify_many(emails, domain_lookup()) if emails else []
+    part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
+    if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
+        files.delete_quietly(part)
+        return
+    job_complete_if_done(job_id=chunk.job_id)
+
+
+def chunk_claim(*, chunk_id: int) -> Chunk | None:
+    """Take the chunk's lease (pending, or running with an expired lease) and its credits."""
+    now = timezone.now()
+    claimable = Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
+    lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    with transaction.atomic():
+        won = Chunk.objects.filter(claimable, pk=chunk_id, job__status__in=UNFINISHED).update(
+            state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
+        )
+        if not won:
+            return None
+        chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
+        # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
+        chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
+        if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
+            Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
+                status=Job.Status.PROCESSING, started_at=now
+            )
+            if chunk.reserved is None:
+                _reserve(chunk)
+    return chunk
+
+
+def _reserve(chunk: Chunk) -> None:
+    """Hold credits for the chunk's rows; fewer than its rows makes the job partial."""
+    job = chunk.job
+    wanted = 0 if job.partial else chunk.size
+    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference)
+    chunk.reserved = held
+    chunk.save(update_fields=["reserved"])
+    if held < chunk.size:
+        Job.objects.filter(pk=job.pk).update(partial=True)
+
+
+def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -> bool:
+    """Record the chunk's results and release its unused credits, if the chunk is still ours."""
+    counts = Counter(verdict.status for verdict in verdicts)
+    tallies = {
+        "processed": len(verdicts),
+        "valid": counts[Status.VALID],
+        "invalid": counts[Status.INVALID],
+        "risky": counts[Status.RISKY],
+        "unknown": counts[Status.UNKNOWN],
+    }
+    with transaction.atomic():
+        won = Chunk.objects.filter(pk=chunk.pk, state=Chunk.State.RUNNING, attempts=chunk.attempts).update(
+            state=Chunk.State.DONE, lease_expires_at=None, part_name=part_name, **tallies
+        )
+        if not won:
+            return False
+        Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
+        unused = (chunk.reserved or 0) - len(verdicts)
+        credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
+    return True
+
+
+def job_complete_if_done(*, job_id: str) -> bool:
+    """Assemble the result and complete the job once no chunk is left; one caller wins."""
+    if Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).exists():
+        return False
+    if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
+        return False
+    parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
+    name = files.result_assemble(job_id, parts.values_list("part_name", flat=True))
+    with transaction.atomic():
+        won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
+            status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
+        )
+        if won:
+            callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
+    if not won:
+        files.delete_quietly(name)
+    return bool(won)
+
+
+def job_fail(*, job_id: str, reason: str) -> bool:
+    """Stop a job that cannot go on: release what its unfinished chunks hold, send bulk.failed."""
+    with transaction.atomic():
+        unfinished = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
+        locked = list(unfinished.select_for_update())  # chunks before the job, as chunk_claim does
+        won = Job.objects.filter(pk=job_id, status__in=UNFINISHED).update(
+            status=Job.Status.FAILED, failure_reason=reason[:255], completed_at=timezone.now()
+        )
+        if not won:
+            return False
+        job = Job.objects.select_related("account").get(pk=job_id)
+        for chunk in locked:
+            credits_release(account=job.account, amount=chunk.reserved or 0, reference=chunk.reference)
+        unfinished.update(state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0)
+        callback_queue(job=job, event="bulk.failed")
+    return True
+
+
+def chunks_requeue_stale() -> int:
+    """Queue again the chunks nobody is working on: lease expired, or queued long ago and never claimed.
+
+    Also finishes jobs whose every chunk is done but whose completion was interrupted.
+    """
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    idle = Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
+    stale = Chunk.objects.filter(idle, queued_at__lt=cutoff, job__status__in=UNFINISHED)
+    requeued = []
+    for chunk_id, queued_at in stale.values_list("pk", "queued_at")[:1000]:
+        if Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now):
+            requeued.append(chunk_id)
+    chunks_enqueue(requeued)
+    stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
+    for job_id in stuck.values_list("pk", flat=True):
+        async_task("jobs.tasks.complete_job", job_id)
+    return len(requeued)
+
+
+def estimated_seconds(total: int) -> int:
+    """From the throughput of recently completed jobs (rows per second), at least 1."""
+    recent = Job.objects.filter(status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False)
+    rows, seconds = 0, 0.0
+    for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:20]:
+        if started and completed:
+            rows += processed
+            seconds += max((completed - started).total_seconds(), 0.5)
+    rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
+    return max(1, round(total / rate))

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from jobs.apis import BulkSubmitApi, JobDetailApi, JobListApi
+from jobs.downloads import result_download
+
+urlpatterns = [
+    path("verify/bulk", BulkSubmitApi.as_view(), name="api-verify-bulk"),
+    path("jobs", JobListApi.as_view(), name="api-jobs"),
+    path("jobs/<str:job_id>", JobDetailApi.as_view(), name="api-job"),
+    path("results/<str:token>", result_download, name="job-result-download"),
+]

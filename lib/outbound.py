@@ -1,0 +1,135 @@
+"""The one outbound HTTP client (callbacks).
+
+A URL is checked once: scheme, no credentials, and every address its host
+resolves to must be public. The connection then goes to exactly the address
+that was checked (no second DNS lookup, so rebinding cannot slip a private
+address in between). Redirects are never followed; every request has a timeout.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class UnsafeUrl(Exception):
+    """The URL may not be called: a permanent refusal, not worth retrying."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+    path: str
+    ip: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status_code: int | None
+    error: str
+    duration_ms: int
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def is_public(ip: IPAddress) -> bool:
+    """False for loopback, private, link-local, CGNAT, multicast, reserved, documentation..."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if embedded is not None:
+            return is_public(embedded)
+    if ip.version == 4 and ip in _CGNAT:
+        return False
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_link_local)
+
+
+def check_url(url: str) -> Target:
+    """Resolve and vet `url`; raises UnsafeUrl with a reason a customer can read."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UnsafeUrl("The URL must be an absolute http or https URL.")
+    if parts.username is not None or parts.password is not None:
+        raise UnsafeUrl("The URL must not contain credentials.")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise UnsafeUrl("The URL has an invalid port.") from None
+    ip = _checked_address(parts.hostname, port)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(scheme=parts.scheme, host=parts.hostname, port=port, path=path, ip=ip)
+
+
+def _checked_address(host: str, port: int) -> str:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UnsafeUrl(f"The host {host!r} does not resolve.") from None
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    if not settings.CALLBACK_ALLOW_PRIVATE_NETWORKS and not all(is_public(a) for a in addresses):
+        raise UnsafeUrl("The URL points at a private, loopback, link-local or otherwise non-public address.")
+    return str(addresses[0])
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
+    """POST once. Raises UnsafeUrl; network trouble and non-2xx are in the Outcome."""
+    target = check_url(url)
+    started = time.perf_counter()
+    connection = _connection(target, settings.CALLBACK_TIMEOUT_SECONDS)
+    try:
+        connection.request("POST", target.path, body=body, headers=headers)
+        response = connection.getresponse()
+        response.read(64 * 1024)
+        return Outcome(response.status, "", _elapsed_ms(started))
+    except (OSError, http.client.HTTPException) as exc:
+        return Outcome(None, f"{type(exc).__name__}: {exc}"[:255], _elapsed_ms(started))
+    finally:
+        connection.close()
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+def _connection(target: Target, timeout: float) -> http.client.HTTPConnection:
+    if target.scheme == "https":
+        return _PinnedHTTPSConnection(target, timeout)
+    return _PinnedHTTPConnection(target, timeout)
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """Connects to the vetted IP while the Host header keeps the URL's name."""
+
+    def __init__(self, target: Target, timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout)
+        self.pinned_ip = target.ip
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self.pinned_ip, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, target: Target, timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
+        self.pinned_ip = target.ip
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.pinned_ip, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]

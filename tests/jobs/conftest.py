@@ -1,0 +1,119 @@
+"""Fixtures for bulk jobs: fast password hashing, a private media root, synchronous tasks."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django_q.conf import Conf
+from django_q.models import Task
+
+from billing.models import LedgerEntry
+from jobs.models import Job
+from tests.conftest import Persona
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings: Any) -> None:
+    # The production hasher costs seconds per user on a busy CI box; personas need none of it.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def media(settings: Any, tmp_path: Path) -> Path:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.SITE_URL = "http://testserver"
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = False
+    return tmp_path / "media"
+
+
+RunTasks = Callable[[], AbstractContextManager[Any]]
+
+
+@pytest.fixture
+def run_tasks(monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any) -> Iterator[RunTasks]:
+    """django-q2 in sync mode; inside `with run_tasks():` work queued on commit runs at the block's end."""
+    monkeypatch.setattr(Conf, "SYNC", True)
+    yield lambda: django_capture_on_commit_callbacks(execute=True)
+    failures = list(Task.objects.filter(success=False).values_list("func", "result"))
+    assert not failures, failures
+
+
+def upload(
+    persona: Persona,
+    content: bytes,
+    *,
+    name: str = "list.csv",
+    callback_url: str | None = None,
+    idempotency_key: str | None = None,
+) -> Any:
+    data: dict[str, Any] = {"file": SimpleUploadedFile(name, content, "text/csv")}
+    if callback_url is not None:
+        data["callback_url"] = callback_url
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    return persona.client.post("/v1/verify/bulk", data=data, headers=persona.auth(headers))
+
+
+def stored_files(media: Path) -> list[Path]:
+    return [p for p in media.rglob("*") if p.is_file()] if media.exists() else []
+
+
+def assert_nothing_left(persona: Persona, media: Path, ledger_before: int) -> None:
+    assert Job.objects.count() == 0
+    assert stored_files(media) == []
+    assert LedgerEntry.objects.filter(account=persona.account).count() == ledger_before
+
+
+def ledger_sum(persona: Persona) -> int:
+    return sum(LedgerEntry.objects.filter(account=persona.account).values_list("amount", flat=True))
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    """A real HTTP server on loopback that answers callbacks with the statuses it is given."""
+
+    url: str
+    statuses: list[int] = field(default_factory=list)
+    received: list[Received] = field(default_factory=list)
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = True
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            state.received.append(Received(dict(self.headers.items()), body))
+            self.send_response(state.statuses.pop(0) if state.statuses else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/bulk"
+    yield state
+    server.shutdown()
+    server.server_close()

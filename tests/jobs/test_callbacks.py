@@ -1,0 +1,133 @@
+"""Signed callbacks to a real HTTP server on loopback, with retries scheduled in django-q2."""
+
+from __future__ import annotations
+
+import ast
+import time
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from django.utils import timezone
+from django_q.models import Schedule
+
+from docs.verify_signature import verify_signature
+from jobs import tasks
+from jobs.callbacks import retry_delay
+from jobs.models import CallbackAttempt, CallbackDelivery
+from tests.conftest import Persona
+from tests.jobs.conftest import Receiver, RunTasks, upload
+
+
+def run_due_schedules() -> int:
+    """What the django-q2 scheduler does: run each ONCE schedule that is due, then drop it."""
+    due = list(Schedule.objects.filter(next_run__lte=timezone.now(), schedule_type=Schedule.ONCE))
+    for entry in due:
+        assert entry.func == "jobs.tasks.deliver_callback"
+        tasks.deliver_callback(*ast.literal_eval(entry.args))  # django-q stores args as a repr
+        entry.delete()
+    return len(due)
+
+
+def run_schedules_as_they_fall_due() -> None:
+    while entry := Schedule.objects.filter(schedule_type=Schedule.ONCE).order_by("next_run").first():
+        with time_machine.travel(entry.next_run):
+            run_due_schedules()
+
+
+def test_callback_is_retried_until_2xx_with_one_event_id(
+    owner: Persona, settings: Any, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    settings.CALLBACK_RETRY_BASE_SECONDS = 0.01
+    receiver.statuses = [500, 500, 200]
+    with run_tasks():
+        job_id = upload(owner, b"a@good.com\n", callback_url=receiver.url).json()["id"]
+    run_schedules_as_they_fall_due()
+    delivery = CallbackDelivery.objects.get(job_id=job_id)
+    attempts = list(CallbackAttempt.objects.filter(delivery=delivery).values_list("number", "status_code"))
+    assert attempts == [(1, 500), (2, 500), (3, 200)]
+    assert delivery.state == "delivered"
+    assert {r.headers["X-Service-Event-Id"] for r in receiver.received} == {delivery.event_id}
+    secret = owner.account.signing_secret
+    for received in receiver.received:
+        assert received.headers["Content-Type"] == "application/json"
+        assert verify_signature(received.body, received.headers["X-Service-Signature"], secret)
+    assert receiver.received[-1].json() == {
+        "event": "bulk.completed",
+        "job_id": job_id,
+        "status": "completed",
+        "partial": False,
+        "total": 1,
+        "processed": 1,
+        "valid": 1,
+        "invalid": 0,
+        "result_url": receiver.received[-1].json()["result_url"],
+    }
+    assert receiver.received[-1].json()["result_url"].startswith("http://testserver/v1/results/job_")
+
+
+def test_retry_delays_grow_from_30_seconds_to_about_two_hours() -> None:
+    delays = [retry_delay(n).total_seconds() for n in range(1, 6)]
+    assert delays == [30, 120, 480, 1920, 7680]
+
+
+def test_six_failed_attempts_give_up(owner: Persona, settings: Any, receiver: Receiver, run_tasks: RunTasks) -> None:
+    settings.CALLBACK_RETRY_BASE_SECONDS = 0.01
+    receiver.statuses = [503] * 10
+    with run_tasks():
+        upload(owner, b"a@good.com\n", callback_url=receiver.url)
+    run_schedules_as_they_fall_due()
+    delivery = CallbackDelivery.objects.get()
+    assert (delivery.state, delivery.attempts, len(receiver.received)) == ("failed", 6, 6)
+
+
+def test_a_retry_an_hour_later_is_signed_with_its_own_time(
+    owner: Persona, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    receiver.statuses = [500, 200]
+    with run_tasks():
+        upload(owner, b"a@good.com\n", callback_url=receiver.url)
+    later = timezone.now() + timedelta(hours=1)
+    with time_machine.travel(later):
+        assert run_due_schedules() == 1
+        assert verify_signature(
+            receiver.received[1].body, receiver.received[1].headers["X-Service-Signature"], owner.account.signing_secret
+        )
+    first_t = int(receiver.received[0].headers["X-Service-Signature"].split(",")[0][2:])
+    assert abs(first_t - time.time()) < 60
+    assert not verify_signature(
+        receiver.received[0].body,
+        receiver.received[0].headers["X-Service-Signature"],
+        owner.account.signing_secret,
+        now=later.timestamp(),
+    )
+
+
+def test_after_rotation_callbacks_carry_both_signatures(
+    owner: Persona, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    old = owner.account.signing_secret
+    owner.account.rotate_signing_secret()
+    with run_tasks():
+        upload(owner, b"a@good.com\n", callback_url=receiver.url)
+    (received,) = receiver.received
+    header = received.headers["X-Service-Signature"]
+    assert header.count("v1=") == 2
+    assert verify_signature(received.body, header, owner.account.signing_secret)
+    assert verify_signature(received.body, header, old)
+
+
+def test_delivery_to_an_address_that_turned_private_is_refused_without_retry(
+    owner: Persona, settings: Any, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    with run_tasks():
+        upload(owner, b"a@good.com\n", callback_url=receiver.url)
+    receiver.received.clear()
+    delivery = CallbackDelivery.objects.get()
+    CallbackDelivery.objects.filter(pk=delivery.pk).update(state="pending", attempts=1)
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = False
+    tasks.deliver_callback(delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.state == "failed"
+    assert receiver.received == []
+    assert CallbackAttempt.objects.get(delivery=delivery, number=2).error.startswith("Refused:")
