@@ -1,4 +1,4 @@
-"""Fixtures for bulk jobs: fast password hashing, a private media root, synchronous tasks."""
+"""Fixtures for bulk jobs: a private media root, synchronous tasks, a callback receiver."""
 
 from __future__ import annotations
 
@@ -19,12 +19,6 @@ from django_q.models import Task
 from billing.models import LedgerEntry
 from jobs.models import Job
 from tests.conftest import Persona
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings: Any) -> None:
-    # The production hasher costs seconds per user on a busy CI box; personas need none of it.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
