@@ -59,7 +59,11 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         return self.filter(revoked_at__isnull=True)
 
     def find(self, raw_key: str) -> ApiKey | None:
-        return self.active().select_related("account__plan").filter(key_hash=sha256_hex(raw_key)).first()
+        # On every API request: no ORDER BY (the hash is unique), one query with the plan joined.
+        try:
+            return self.active().select_related("account__plan").order_by().get(key_hash=sha256_hex(raw_key))
+        except ApiKey.DoesNotExist:
+            return None
 
 
 class ApiKey(models.Model):
@@ -96,5 +100,7 @@ class ApiKey(models.Model):
 
     def touch(self) -> None:
         now = timezone.now()
+        if self.last_used_at is not None and now - self.last_used_at < LAST_USED_RESOLUTION:
+            return  # fresh enough: spare the hot path a write
         stale = models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
         ApiKey.objects.filter(stale, pk=self.pk).update(last_used_at=now)

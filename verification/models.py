@@ -59,8 +59,9 @@ class DomainRecord(models.Model):
 
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
     def fresh(self, *, account_id: int, email: str, mode: str) -> Verdict | None:
-        row = self.filter(account_id=account_id, email=email, mode=mode, expires_at__gt=timezone.now()).first()
-        return Verdict.from_dict(row.verdict) if row else None
+        fresh = self.filter(account_id=account_id, email=email, mode=mode, expires_at__gt=timezone.now())
+        stored = fresh.order_by().values_list("verdict", flat=True)[:1]
+        return Verdict.from_dict(stored[0]) if stored else None
 
     def store(self, *, account_id: int, verdict: Verdict) -> None:
         if not verdict.cache_seconds:
