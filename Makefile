@@ -30,10 +30,9 @@ migrate: install
 # Web on :$(PORT) and one django-q2 worker; Ctrl-C stops both.
 run: migrate
 	$(PY) manage.py demo_account
-	@trap 'kill 0' INT TERM EXIT; \
-	DEBUG=$${DEBUG:-1} $(PY) manage.py qcluster & \
-	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 0.0.0.0:$(PORT) & \
-	wait
+	@DEBUG=$${DEBUG:-1} $(PY) manage.py qcluster & worker=$$!; \
+	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \
+	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 0.0.0.0:$(PORT)
 
 test: install-dev
 	@mkdir -p var
