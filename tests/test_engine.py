@@ -180,3 +180,23 @@ def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsSe
     assert set(cache.data) == {"good.com", "nullmx.com"}  # the failure was not cached
     assert dns_server.queries - before == 3
     dns_server.set("nullmx.com", NULL_MX)
+
+
+@pytest.mark.parametrize(
+    ("spec", "address", "port"),
+    [
+        ("192.0.2.53", "192.0.2.53", 53),
+        ("127.0.0.1:5353", "127.0.0.1", 5353),
+        ("[::1]:5300", "::1", 5300),
+        ("::1", "::1", 53),
+    ],
+)
+def test_nameserver_settings_take_host_or_host_and_port(spec: str, address: str, port: int) -> None:
+    resolver = make_resolver(ResolverConfig(nameservers=(spec,)))
+    (nameserver,) = resolver.nameservers
+    assert (nameserver.address, nameserver.port) == (address, port)
+
+
+def test_timeout_and_lifetime_come_from_the_config() -> None:
+    resolver = make_resolver(ResolverConfig(nameservers=("127.0.0.1",), timeout=1.5, lifetime=4.0))
+    assert (resolver.timeout, resolver.lifetime) == (1.5, 4.0)

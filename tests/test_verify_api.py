@@ -155,11 +155,13 @@ def test_domain_cache_caps_a_long_ttl_at_six_hours(owner: Persona, dns_server) -
         assert dns_server.queries == queries + 1
 
 
-def test_nxdomain_is_cached_but_failures_are_not(owner: Persona, dns_server) -> None:
+def test_nxdomain_and_no_mx_are_cached_but_failures_are_not(owner: Persona, dns_server) -> None:
     owner.verify("a@nowhere-at-all.com")
+    owner.verify("a@aonly.com")
     owner.verify("a@servfail.com")
     queries = dns_server.queries
     owner.verify("b@nowhere-at-all.com")
+    owner.verify("b@aonly.com")
     assert dns_server.queries == queries
     owner.verify("b@servfail.com")
     assert dns_server.queries > queries
