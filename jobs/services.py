@@ -259,6 +259,36 @@ def job_fail(*, job_id: str, reason: str) -> bool:
     return True
 
 
+def job_cancel(*, job_id: str) -> bool:
+    """Staff stop a pending or processing job: it fails, its reservations are released.
+
+    A chunk task that runs afterwards finds the job finished and neither claims nor charges;
+    one running at this moment loses its finishing UPDATE (its chunk is cancelled).
+    """
+    return job_fail(job_id=job_id, reason=CANCELLED_BY_STAFF)
+
+
+def job_retry(*, job_id: str) -> bool:
+    """Staff run a failed job again: its undone chunks start over (attempts reset) and are queued."""
+    now = timezone.now()
+    with transaction.atomic():
+        undone = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
+        locked = list(undone.select_for_update().values_list("pk", flat=True))  # chunks before the job
+        started = Chunk.objects.filter(job_id=job_id, state=Chunk.State.DONE).exists()
+        won = Job.objects.filter(pk=job_id, status=Job.Status.FAILED).update(
+            status=Job.Status.PROCESSING if started else Job.Status.PENDING,
+            failure_reason="",
+            completed_at=None,
+        )
+        if not won:
+            return False
+        Chunk.objects.filter(pk__in=locked).update(
+            state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
+        )
+        transaction.on_commit(lambda: chunks_enqueue(locked))
+    return True
+
+
 def chunks_requeue_stale() -> int:
     """Queue again the chunks nobody is working on: lease expired, or queued long ago and never claimed.
 
