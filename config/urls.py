@@ -20,6 +20,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
     path("verify", verification_views.verify, name="verify"),
+    path("", include("jobs.portal_urls")),
 ]
 
 handler500 = "lib.errors.server_error"

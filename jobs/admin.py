@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
+from jobs.services import job_cancel, job_retry
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -44,10 +46,31 @@ class CallbackAttemptInline(ReadOnlyInline):
 
 @admin.register(Job)
 class JobAdmin(ReadOnlyAdmin):
-    list_display = ["id", "account", "status", "total", "processed", "partial", "created_at", "completed_at"]
+    list_display = ["id", "account", "status", "progress", "partial", "created_at", "started_at", "completed_at"]
     list_filter = ["status", "partial"]
     search_fields = ["id", "account__owner__email"]
+    date_hierarchy = "created_at"
     inlines = [ChunkInline]
+    actions = ["retry_jobs", "cancel_jobs"]
+
+    @admin.display(description="Progress")
+    def progress(self, job: Job) -> str:
+        return f"{job.processed} / {job.total} ({job.percent_processed}%)"
+
+    @admin.action(description="Retry selected failed jobs")
+    def retry_jobs(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        done = sum(job_retry(job_id=job_id) for job_id in queryset.values_list("pk", flat=True))
+        self._report(request, done, queryset.count(), "Retried", "failed")
+
+    @admin.action(description="Cancel selected running jobs")
+    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        done = sum(job_cancel(job_id=job_id) for job_id in queryset.values_list("pk", flat=True))
+        self._report(request, done, queryset.count(), "Cancelled", "pending or processing")
+
+    def _report(self, request: HttpRequest, done: int, selected: int, verb: str, eligible: str) -> None:
+        self.message_user(request, f"{verb} {done} job(s).", messages.SUCCESS)
+        if done < selected:
+            self.message_user(request, f"Skipped {selected - done}: only {eligible} jobs qualify.", messages.WARNING)
 
 
 @admin.register(CallbackDelivery)

@@ -11,12 +11,10 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from billing.services import InsufficientCredits
-from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
+from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.models import Job
 from jobs.serializers import BulkSubmitResponseSerializer, JobListQuerySerializer, JobSerializer
-from jobs.services import estimated_seconds, job_create
-from lib import outbound
+from jobs.services import estimated_seconds, file_too_large, job_submit, job_upload_allowed, job_upload_check
 from lib.api import AccountAPIView, validated
 from lib.errors import ApiError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
@@ -46,16 +44,13 @@ class BulkSubmitApi(AccountAPIView):
     )
     def post(self, request: Request) -> HttpResponse:
         account = self.account
-        if not account.plan.allows_bulk:
-            raise ApiError(403, "plan_upgrade_required", "Bulk verification needs the Starter plan or above.")
-        if account.credit_balance < 1:
-            raise InsufficientCredits
+        job_upload_allowed(account=account)
         _refuse_obviously_too_large(request)
-        upload = _uploaded_file(request)
-        callback_url = _callback_url(request)
+        upload, callback_url = job_upload_check(
+            account=account, upload=request.FILES.get("file"), callback_url=request.POST.get("callback_url") or ""
+        )
 
         def handle(record: IdempotencyRecord | None) -> HttpResponse:
-            addresses = _addresses(upload)
             body: dict[str, bytes] = {}
 
             def respond(job: Job) -> None:
@@ -69,7 +64,7 @@ class BulkSubmitApi(AccountAPIView):
                 if record is not None:
                     record.complete(status=202, body=body["json"], headers=_headers(job))
 
-            job = job_create(account=account, addresses=addresses, callback_url=callback_url, on_created=respond)
+            job = job_submit(account=account, upload=upload, callback_url=callback_url, on_created=respond)
             response = HttpResponse(body["json"], status=202, content_type=JSON_CONTENT_TYPE)
             response["Location"] = _headers(job)["Location"]
             return response
@@ -86,14 +81,6 @@ def _headers(job: Job) -> dict[str, str]:
     return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
 
 
-def _too_large() -> ApiError:
-    return ApiError(413, "file_too_large", f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB.", "file")
-
-
-def _invalid_file(message: str) -> ApiError:
-    return ApiError(400, "invalid_file", message, "file")
-
-
 def _refuse_obviously_too_large(request: Request) -> None:
     """Refuse from Content-Length alone, before a byte of the body is read."""
     try:
@@ -101,41 +88,7 @@ def _refuse_obviously_too_large(request: Request) -> None:
     except ValueError:
         length = 0
     if length > MAX_UPLOAD_BYTES + _MULTIPART_SLACK_BYTES:
-        raise _too_large()
-
-
-def _uploaded_file(request: Request) -> UploadedFile:
-    upload = request.FILES.get("file")
-    if not isinstance(upload, UploadedFile):
-        raise _invalid_file("Send the CSV file as the multipart part 'file'.")
-    if upload.size is not None and upload.size > MAX_UPLOAD_BYTES:
-        raise _too_large()
-    if not upload.size:
-        raise _invalid_file("The file is empty.")
-    return upload
-
-
-def _callback_url(request: Request) -> str:
-    url = request.POST.get("callback_url") or ""
-    if not isinstance(url, str):
-        raise ApiError(400, "invalid_callback_url", "callback_url must be a URL.", "callback_url")
-    if not url:
-        return ""
-    if len(url) > 2000:
-        raise ApiError(400, "invalid_callback_url", "callback_url is longer than 2000 characters.", "callback_url")
-    try:
-        outbound.check_url(url)
-    except outbound.UnsafeUrl as refused:
-        raise ApiError(400, "invalid_callback_url", str(refused), "callback_url") from None
-    return url
-
-
-def _addresses(upload: UploadedFile) -> list[str]:
-    try:
-        return read_addresses(upload.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
-    except CsvFileError as error:
-        status = 422 if error.code == "too_many_rows" else 400
-        raise ApiError(status, error.code, error.message, "file") from None
+        raise file_too_large()
 
 
 def _fingerprint(upload: UploadedFile, callback_url: str) -> str:

@@ -50,6 +50,10 @@ class Job(models.Model):
     def is_finished(self) -> bool:
         return self.status in (self.Status.COMPLETED, self.Status.FAILED)
 
+    @property
+    def percent_processed(self) -> int:
+        return self.processed * 100 // self.total if self.total else 100
+
 
 class Chunk(models.Model):
     """A slice of a job's rows, claimed and processed by one worker at a time."""

@@ -16,16 +16,20 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from accounts.models import Account
-from billing.services import credits_release, credits_reserve
+from billing.services import InsufficientCredits, credits_release, credits_reserve
 from jobs import files
 from jobs.callbacks import callback_queue
+from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
 from jobs.models import Chunk, Job, new_job_id
+from lib import outbound
+from lib.errors import ApiError
 from verification.engine import Status, Verdict, verify_many
 from verification.resolver import domain_lookup
 
@@ -35,6 +39,71 @@ logger = logging.getLogger(__name__)
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
 UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
+CANCELLED_BY_STAFF = "cancelled by staff"
+
+
+def job_upload_check(*, account: Account, upload: object, callback_url: object) -> tuple[UploadedFile, str]:
+    """The refusals that need no parsing, in the contract's order: plan, balance, file, callback URL.
+
+    The API and the portal both call this (then `job_submit`); each refusal is the
+    contract's ApiError, which the portal shows as a form error.
+    """
+    job_upload_allowed(account=account)
+    return _checked_file(upload), _checked_callback_url(callback_url)
+
+
+def job_upload_allowed(*, account: Account) -> None:
+    """Bulk needs the Starter plan or above and a balance of at least one credit."""
+    if not account.plan.allows_bulk:
+        raise ApiError(403, "plan_upgrade_required", "Bulk verification needs the Starter plan or above.")
+    if account.credit_balance < 1:
+        raise InsufficientCredits
+
+
+def file_too_large() -> ApiError:
+    return ApiError(413, "file_too_large", f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB.", "file")
+
+
+def _invalid_file(message: str) -> ApiError:
+    return ApiError(400, "invalid_file", message, "file")
+
+
+def _checked_file(upload: object) -> UploadedFile:
+    if not isinstance(upload, UploadedFile):
+        raise _invalid_file("Send the CSV file as the multipart part 'file'.")
+    if upload.size is not None and upload.size > MAX_UPLOAD_BYTES:
+        raise file_too_large()
+    if not upload.size:
+        raise _invalid_file("The file is empty.")
+    return upload
+
+
+def _checked_callback_url(url: object) -> str:
+    def refused(message: str) -> ApiError:
+        return ApiError(400, "invalid_callback_url", message, "callback_url")
+
+    if not isinstance(url, str):
+        raise refused("callback_url must be a URL.")
+    if len(url) > 2000:
+        raise refused("callback_url is longer than 2000 characters.")
+    if url:
+        try:
+            outbound.check_url(url)
+        except outbound.UnsafeUrl as error:
+            raise refused(str(error)) from None
+    return url
+
+
+def job_submit(
+    *, account: Account, upload: UploadedFile, callback_url: str, on_created: Callable[[Job], None] = lambda job: None
+) -> Job:
+    """Read the checked file's addresses and create the job (see `job_create`)."""
+    try:
+        addresses = read_addresses(upload.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
+    except CsvFileError as error:
+        status = 422 if error.code == "too_many_rows" else 400
+        raise ApiError(status, error.code, error.message, "file") from None
+    return job_create(account=account, addresses=addresses, callback_url=callback_url, on_created=on_created)
 
 
 def job_create(
@@ -187,6 +256,36 @@ def job_fail(*, job_id: str, reason: str) -> bool:
             credits_release(account=job.account, amount=chunk.reserved or 0, reference=chunk.reference)
         unfinished.update(state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0)
         callback_queue(job=job, event="bulk.failed")
+    return True
+
+
+def job_cancel(*, job_id: str) -> bool:
+    """Staff stop a pending or processing job: it fails, its reservations are released.
+
+    A chunk task that runs afterwards finds the job finished and neither claims nor charges;
+    one running at this moment loses its finishing UPDATE (its chunk is cancelled).
+    """
+    return job_fail(job_id=job_id, reason=CANCELLED_BY_STAFF)
+
+
+def job_retry(*, job_id: str) -> bool:
+    """Staff run a failed job again: its undone chunks start over (attempts reset) and are queued."""
+    now = timezone.now()
+    with transaction.atomic():
+        undone = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
+        locked = list(undone.select_for_update().values_list("pk", flat=True))  # chunks before the job
+        started = Chunk.objects.filter(job_id=job_id, state=Chunk.State.DONE).exists()
+        won = Job.objects.filter(pk=job_id, status=Job.Status.FAILED).update(
+            status=Job.Status.PROCESSING if started else Job.Status.PENDING,
+            failure_reason="",
+            completed_at=None,
+        )
+        if not won:
+            return False
+        Chunk.objects.filter(pk__in=locked).update(
+            state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
+        )
+        transaction.on_commit(lambda: chunks_enqueue(locked))
     return True
 
 

@@ -1,4 +1,5 @@
-"""The portal in a real Chromium: sign up, create a key, verify, rotate the secret, revoke the key.
+"""The portal in a real Chromium: sign up, create a key, verify, rotate the secret, revoke the key,
+upload a list and watch its job finish.
 
 Needs /usr/bin/chromium (Debian's `chromium` package; Playwright's own download is not used).
 Skipped without it on a laptop; under CI=true a missing Chromium fails the run.
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,16 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "screenshots"
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+JOB_PAGE_IMAGE = ROOT / "docs" / "images" / "job-page.png"
+JOURNEY_EMAIL = "browser@company.example.com"
+UPLOAD_JS = """() => {
+  const data = new DataTransfer();
+  const rows = "email\\nann@good.com\\nbob@nullmx.com\\ninfo@good.com\\n";
+  data.items.add(new File([rows], "list.csv", {type: "text/csv"}));
+  return data;
+}"""
 RAW_KEY = re.compile(r"ev_live_[A-Za-z0-9]{32}")
 IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
@@ -72,11 +83,14 @@ def api_verify(page: Page, key: str) -> int:
     return response.status
 
 
-def test_customer_journey_through_the_portal(page: Page) -> None:
+def test_customer_journey_through_the_portal(page: Page, live_server: Any, settings: Any, tmp_path: Path) -> None:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.SITE_URL = live_server.url  # the signed download URL must point at this server
+    settings.BULK_CHUNK_SIZE = 1  # one chunk per row: the bar moves in visible steps
     page.goto("/")
     snap(page, "01-landing")
     page.get_by_role("link", name="Sign up free").click()
-    page.get_by_label("Email").fill("browser@company.example.com")
+    page.get_by_label("Email").fill(JOURNEY_EMAIL)
     page.get_by_label("Password").fill("a-long-unusual-passphrase")
     snap(page, "02-signup")
     page.get_by_role("button", name="Create account").click()
@@ -139,6 +153,66 @@ def test_customer_journey_through_the_portal(page: Page) -> None:
     page.get_by_role("button", name="Verify this instead").click()
     expect(page.locator("[data-verdict-status]")).to_have_text("valid")
     expect(page.get_by_role("heading", name="jane@gmail.com")).to_be_visible()
+
+    bulk_job_journey(page)
+
+
+def as_a_worker(task: Callable[..., None], **kwargs: Any) -> None:
+    """Run a task in its own thread, as a worker would: this thread has Playwright's event loop
+    running, and the DNS checks start their own with asyncio.run()."""
+
+    def work() -> None:
+        try:
+            task(**kwargs)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(work).result()
+
+
+def bulk_job_journey(page: Page) -> None:
+    from accounts.models import Account
+    from billing.models import Plan
+    from jobs.models import Chunk
+    from jobs.services import chunk_run
+
+    page.set_viewport_size({"width": 1200, "height": 900})
+    Account.objects.filter(owner__email=JOURNEY_EMAIL).update(plan=Plan.objects.get(code="starter"))
+    page.get_by_role("link", name="Jobs").click()
+    expect(page.get_by_text("No jobs yet.")).to_be_visible()
+    page.get_by_role("link", name="Upload a list").first.click()
+    expect(page.get_by_text("25 MiB")).to_be_visible()
+    page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": page.evaluate_handle(UPLOAD_JS)})
+    expect(page.get_by_text("Selected: list.csv")).to_be_visible()
+    snap(page, "12-job-upload")
+    page.get_by_role("button", name="Upload and verify").click()
+    expect(page).to_have_url(re.compile(r"/jobs/job_[A-Za-z0-9]+$"))
+    bar = page.get_by_role("progressbar")
+    expect(bar).to_have_attribute("aria-valuenow", "0")
+    page.evaluate("window.stillTheSamePage = true")  # gone if the browser navigates or reloads
+    # No qcluster here: the in-memory SQLite test database is not visible to another process.
+    # The test runs each chunk task itself (the function a worker runs), one at a time, and
+    # waits for htmx's 1 s polling to show it: deterministic, no worker start-up or timing.
+    job_id = page.url.rsplit("/", 1)[1]
+    for done, chunk_id in enumerate(Chunk.objects.filter(job_id=job_id).values_list("pk", flat=True), 1):
+        as_a_worker(chunk_run, chunk_id=chunk_id)
+        expect(page.locator("[data-count=processed]")).to_have_text(str(done))
+    expect(bar).to_have_attribute("aria-valuenow", "100")
+    expect(page.locator("[data-job-status]")).to_have_text("Completed")
+    assert page.evaluate("window.stillTheSamePage") is True
+    snap(page, "13-job-page")
+    JOB_PAGE_IMAGE.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(JOB_PAGE_IMAGE))
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download results (CSV)").click()
+    rows = Path(download.value.path()).read_text().splitlines()
+    assert rows[0].startswith("email,status,")
+    assert [row.split(",")[:2] for row in rows[1:]] == [
+        ["ann@good.com", "valid"],
+        ["bob@nullmx.com", "invalid"],
+        ["info@good.com", "risky"],
+    ]
 
 
 def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:

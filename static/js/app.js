@@ -1,4 +1,4 @@
-// Copy and reveal buttons. Everything works without this file except the one-click copy.
+// Copy and reveal buttons, and the upload page's drop area. Every page works without this file.
 "use strict";
 
 function announce(button, text) {
@@ -38,3 +38,25 @@ document.addEventListener("click", (event) => {
   if (button.dataset.copy) copyFrom(button);
   else toggleReveal(button);
 });
+
+// Drag and drop: a file dropped on the area goes into the ordinary file input, so the form posts it as usual.
+function setUpDropzone(zone) {
+  const input = zone.querySelector("input[type=file]");
+  const name = zone.querySelector("[data-file-name]");
+  if (!input) return;
+  const show = () => { if (name) name.textContent = input.files.length ? `Selected: ${input.files[0].name}` : ""; };
+  for (const type of ["dragenter", "dragover"]) {
+    zone.addEventListener(type, (event) => { event.preventDefault(); zone.classList.add("is-dragging"); });
+  }
+  for (const type of ["dragleave", "drop"]) {
+    zone.addEventListener(type, (event) => { event.preventDefault(); zone.classList.remove("is-dragging"); });
+  }
+  zone.addEventListener("drop", (event) => {
+    if (!event.dataTransfer.files.length) return;
+    input.files = event.dataTransfer.files;
+    show();
+  });
+  input.addEventListener("change", show);
+}
+
+document.querySelectorAll("[data-dropzone]").forEach(setUpDropzone);

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django import forms
+
+
+class UploadForm(forms.Form):
+    """Only the fields: every check (size, rows, plan, callback URL) is `jobs.services`', as for the API."""
+
+    file = forms.FileField(
+        label="CSV file",
+        required=False,
+        allow_empty_file=True,
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.txt,text/csv,text/plain"}),
+    )
+    callback_url = forms.CharField(
+        label="Callback URL (optional)",
+        required=False,
+        widget=forms.URLInput(attrs={"placeholder": "https://hooks.example.com/email-verifier"}),
+        help_text="We POST a signed JSON event here when the job completes or fails.",
+    )
