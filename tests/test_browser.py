@@ -202,8 +202,8 @@ def bulk_job_journey(page: Page) -> None:
     expect(page.locator("[data-job-status]")).to_have_text("Completed")
     assert page.evaluate("window.stillTheSamePage") is True
     snap(page, "13-job-page")
-    JOB_PAGE_IMAGE.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(JOB_PAGE_IMAGE))
+    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":  # refresh README's picture on purpose only
+        page.screenshot(path=str(JOB_PAGE_IMAGE))
     with page.expect_download() as download:
         page.get_by_role("link", name="Download results (CSV)").click()
     rows = Path(download.value.path()).read_text().splitlines()
