@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from datetime import timedelta
+from collections.abc import Collection, Iterable, Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models
@@ -12,8 +12,16 @@ from verification.engine import DomainAnswer, DomainStatus, Verdict
 
 class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
     def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]:
-        rows = self.filter(domain__in=domains, expires_at__gt=timezone.now())
-        return {row.domain: row.as_answer() for row in rows}
+        # Plain tuples, not model instances: a bulk chunk reads thousands of these at once.
+        now = timezone.now()
+        fields = ("domain", "status", "mx_hosts", "expires_at")
+        found: dict[str, DomainAnswer] = {}
+        for chunk in _batches(list(domains), 900):  # under SQLite's bound-parameter limit
+            for domain, status, hosts, expires_at in self.filter(domain__in=chunk, expires_at__gt=now).values_list(
+                *fields
+            ):
+                found[domain] = DomainAnswer(domain, DomainStatus(status), _seconds_left(expires_at, now), tuple(hosts))
+        return found
 
     def put_many(self, answers: Iterable[DomainAnswer]) -> None:
         now = timezone.now()
@@ -52,9 +60,14 @@ class DomainRecord(models.Model):
     def __str__(self) -> str:
         return f"{self.domain}: {self.status}"
 
-    def as_answer(self) -> DomainAnswer:
-        ttl = max(0, int((self.expires_at - timezone.now()).total_seconds()))
-        return DomainAnswer(self.domain, DomainStatus(self.status), ttl, tuple(self.mx_hosts))
+
+def _seconds_left(expires_at: datetime, now: datetime) -> int:
+    return max(0, int((expires_at - now).total_seconds()))
+
+
+def _batches(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
