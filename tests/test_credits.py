@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 from django.db import connection, connections
@@ -54,31 +55,42 @@ def test_grant_must_be_positive() -> None:
         credits_grant(account=AccountFactory(credits=0), amount=0)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking is a PostgreSQL property")
-@pytest.mark.django_db(transaction=True)
-def test_twenty_concurrent_spends_against_ten_credits_on_postgresql() -> None:
-    account = AccountFactory(credits=10)
-    barrier = threading.Barrier(20)
-    outcomes: list[bool] = []
+def run_at_once[T](count: int, work: Callable[[], T]) -> list[T]:
+    """Run `work` in `count` threads released together; each thread closes its own connection."""
+    barrier = threading.Barrier(count)
+    results: list[T] = []
     lock = threading.Lock()
 
-    def spend() -> None:
+    def thread_main() -> None:
         barrier.wait()
         try:
-            credits_spend(account=Account.objects.get(pk=account.pk))
-            won = True
-        except InsufficientCredits:
-            won = False
+            result = work()
         finally:
             connections.close_all()
         with lock:
-            outcomes.append(won)
+            results.append(result)
 
-    threads = [threading.Thread(target=spend) for _ in range(20)]
+    threads = [threading.Thread(target=thread_main) for _ in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return results
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking is a PostgreSQL property")
+@pytest.mark.django_db(transaction=True)
+def test_twenty_concurrent_spends_against_ten_credits_on_postgresql() -> None:
+    account = AccountFactory(credits=10)
+
+    def spend() -> bool:
+        try:
+            credits_spend(account=Account.objects.get(pk=account.pk))
+        except InsufficientCredits:
+            return False
+        return True
+
+    outcomes = run_at_once(20, spend)
     account.refresh_from_db()
     assert outcomes.count(True) == 10
     assert account.credit_balance == 0 == ledger_sum(account)
@@ -88,21 +100,9 @@ def test_twenty_concurrent_spends_against_ten_credits_on_postgresql() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_reservations_never_overdraw_on_postgresql() -> None:
     account = AccountFactory(credits=100)
-    barrier = threading.Barrier(8)
-    held: list[int] = []
-
-    def reserve() -> None:
-        barrier.wait()
-        try:
-            held.append(credits_reserve(account=Account.objects.get(pk=account.pk), wanted=30, reference="job")[0])
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=reserve) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    held = run_at_once(
+        8, lambda: credits_reserve(account=Account.objects.get(pk=account.pk), wanted=30, reference="job")[0]
+    )
     account.refresh_from_db()
     assert sum(held) == 100
     assert account.credit_balance == 0 == ledger_sum(account)
