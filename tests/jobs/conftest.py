@@ -7,17 +7,21 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from django_q.conf import Conf
 from django_q.models import Task
 
 from billing.models import LedgerEntry
 from jobs.models import Job
+from jobs.services import MAX_CHUNK_ATTEMPTS, chunk_claim
 from tests.conftest import Persona
 
 
@@ -111,3 +115,15 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     yield state
     server.shutdown()
     server.server_close()
+
+
+def crash_chunk_repeatedly(chunk_id: int) -> datetime:
+    """Claim a chunk as often as it may be tried, letting each lease expire as a dead worker's would.
+
+    Returns a moment after the last lease ran out: the next run there is the one that gives up.
+    """
+    now = timezone.now()
+    for crash in range(MAX_CHUNK_ATTEMPTS):
+        with time_machine.travel(now + timedelta(seconds=200 * crash)):
+            assert chunk_claim(chunk_id=chunk_id) is not None
+    return now + timedelta(seconds=200 * MAX_CHUNK_ATTEMPTS + 400)

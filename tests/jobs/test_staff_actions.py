@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +10,13 @@ import time_machine
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
 from billing.models import LedgerEntry
 from jobs import tasks
 from jobs.models import Chunk, Job
 from jobs.services import CANCELLED_BY_STAFF, chunk_claim, chunk_finish, job_cancel, job_fail, job_retry
 from tests.conftest import Persona
-from tests.jobs.conftest import RunTasks, ledger_sum, upload
+from tests.jobs.conftest import RunTasks, crash_chunk_repeatedly, ledger_sum, upload
 
 THREE = b"a@good.com\nb@good.com\nc@good.com\n"
 
@@ -91,11 +89,7 @@ def test_retry_requeues_undone_chunks_with_attempts_reset(
     job_id = upload(owner, THREE).json()["id"]
     first, second = Chunk.objects.filter(job_id=job_id)
     tasks.run_chunk(first.pk)
-    now = timezone.now()
-    for crash in range(3):
-        with time_machine.travel(now + timedelta(seconds=200 * crash)):
-            assert chunk_claim(chunk_id=second.pk) is not None
-    with time_machine.travel(now + timedelta(seconds=1000)):
+    with time_machine.travel(crash_chunk_repeatedly(second.pk)):
         tasks.run_chunk(second.pk)  # the fourth claim gives up and fails the job
     assert Job.objects.get(pk=job_id).status == "failed"
     with run_tasks():
