@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from billing.models import Plan
+from lib import sql
 from lib.tokens import random_base62, sha256_hex
 
 API_KEY_PREFIX = "ev_live_"
@@ -59,11 +61,33 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         return self.filter(revoked_at__isnull=True)
 
     def find(self, raw_key: str) -> ApiKey | None:
-        # On every API request: no ORDER BY (the hash is unique), one query with the plan joined.
-        try:
-            return self.active().select_related("account__plan").order_by().get(key_hash=sha256_hex(raw_key))
-        except ApiKey.DoesNotExist:
+        """The active key with this value, its account and plan loaded: one statement.
+
+        On every API request, so hand-written (see lib/sql.py). The instances carry only the
+        columns the API reads; any other field loads on first access, as with `.only()`.
+        """
+        row = sql.fetch_one(
+            f"SELECT k.id, k.last_used_at, a.id, a.credit_balance, p.id, p.code, p.allows_bulk,"
+            f" p.requests_per_second FROM {sql.table(ApiKey)} k"
+            f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
+            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL",
+            [sha256_hex(raw_key)],
+        )
+        if row is None:
             return None
+        key_id, last_used_at, account_id, balance, plan_id, code, allows_bulk, rate = row
+        db = self.db
+        plan = Plan.from_db(
+            db, ["id", "code", "allows_bulk", "requests_per_second"], [plan_id, code, allows_bulk, rate]
+        )
+        account = Account.from_db(db, ["id", "plan_id", "credit_balance"], [account_id, plan_id, balance])
+        key = ApiKey.from_db(
+            db,
+            ["id", "account_id", "last_used_at", "revoked_at"],
+            [key_id, account_id, last_used_at and sql.aware(last_used_at), None],
+        )
+        account.plan, key.account = plan, account
+        return key
 
 
 class ApiKey(models.Model):
@@ -104,3 +128,35 @@ class ApiKey(models.Model):
             return  # fresh enough: spare the hot path a write
         stale = models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
         ApiKey.objects.filter(stale, pk=self.pk).update(last_used_at=now)
+
+
+class RateWindowQuerySet(models.QuerySet["RateWindow"]):
+    def hit(self, *, key_id: int, second: int) -> int:
+        """Count a request in the key's window for `second`; returns the window's count so far.
+
+        One atomic statement (see lib/sql.py): a new second starts the count again at 1.
+        """
+        table = sql.table(RateWindow)
+        row = sql.fetch_one(
+            f"INSERT INTO {table} (key_id, window_second, hits) VALUES (%s, %s, 1)"
+            f" ON CONFLICT (key_id) DO UPDATE SET"
+            f" hits = CASE WHEN {table}.window_second = excluded.window_second THEN {table}.hits + 1 ELSE 1 END,"
+            f" window_second = excluded.window_second"
+            f" RETURNING hits",
+            [key_id, second],
+        )
+        assert row is not None
+        return int(row[0])
+
+
+class RateWindow(models.Model):
+    """Requests of one API key in its latest one-second window, where there is no Redis to count in."""
+
+    key = models.OneToOneField(ApiKey, models.CASCADE, primary_key=True, related_name="+")
+    window_second = models.BigIntegerField(help_text="Unix time of the window's second.")
+    hits = models.PositiveIntegerField()
+
+    objects = RateWindowQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"key {self.key_id}: {self.hits} in {self.window_second}"

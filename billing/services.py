@@ -4,10 +4,11 @@ transaction, so the balance always equals the sum of the ledger."""
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F
+from django.utils import timezone
 
 from accounts.models import Account
 from billing.models import LedgerEntry
+from lib import sql
 from lib.errors import ApiError
 
 
@@ -18,13 +19,7 @@ class InsufficientCredits(ApiError):
 
 def credits_spend(*, account: Account, amount: int = 1, reference: str = "") -> int:
     """Take `amount` credits or raise InsufficientCredits; returns the new balance."""
-    with transaction.atomic():
-        won = Account.objects.filter(pk=account.pk, credit_balance__gte=amount).update(
-            credit_balance=F("credit_balance") - amount
-        )
-        if not won:
-            raise InsufficientCredits
-        return _record(account, LedgerEntry.Kind.SPEND, -amount, reference)
+    return _move(account, -amount, LedgerEntry.Kind.SPEND, reference)
 
 
 def credits_reserve(*, account: Account, wanted: int, reference: str) -> tuple[int, int]:
@@ -34,35 +29,47 @@ def credits_reserve(*, account: Account, wanted: int, reference: str) -> tuple[i
         held = min(wanted, balance)
         if held <= 0:
             return 0, balance
-        Account.objects.filter(pk=account.pk).update(credit_balance=F("credit_balance") - held)
-        return held, _record(account, LedgerEntry.Kind.RESERVATION, -held, reference)
+        return held, _move(account, -held, LedgerEntry.Kind.RESERVATION, reference)
 
 
 def credits_release(*, account: Account, amount: int, reference: str) -> int:
     """Give back the unused part of a reservation."""
     if amount <= 0:
         return current_balance(account)
-    with transaction.atomic():
-        Account.objects.filter(pk=account.pk).update(credit_balance=F("credit_balance") + amount)
-        return _record(account, LedgerEntry.Kind.RELEASE, amount, reference)
+    return _move(account, amount, LedgerEntry.Kind.RELEASE, reference)
 
 
 def credits_grant(*, account: Account, amount: int, note: str = "", reference: str = "") -> int:
     if amount <= 0:
         raise ValueError("a grant must be positive")
-    with transaction.atomic():
-        Account.objects.filter(pk=account.pk).update(credit_balance=F("credit_balance") + amount)
-        return _record(account, LedgerEntry.Kind.GRANT, amount, reference, note)
+    return _move(account, amount, LedgerEntry.Kind.GRANT, reference, note)
 
 
 def current_balance(account: Account) -> int:
     return Account.objects.values_list("credit_balance", flat=True).get(pk=account.pk)
 
 
-def _record(account: Account, kind: str, amount: int, reference: str, note: str = "") -> int:
-    balance = current_balance(account)
-    LedgerEntry.objects.create(
-        account=account, kind=kind, amount=amount, balance_after=balance, reference=reference, note=note
-    )
-    account.credit_balance = balance
-    return balance
+def _move(account: Account, amount: int, kind: str, reference: str, note: str = "") -> int:
+    """Add `amount` (negative takes) and write its ledger entry, at once; returns the new balance.
+
+    Raises InsufficientCredits, changing nothing, if the balance would go below zero. The
+    conditional UPDATE is atomic, so concurrent spends never overdraw. Hand-written SQL
+    (lib/sql.py): every single verification pays through here.
+    """
+    with transaction.atomic(savepoint=False):
+        row = sql.fetch_one(
+            f"UPDATE {sql.table(Account)} SET credit_balance = credit_balance + %s"
+            f" WHERE id = %s AND credit_balance + %s >= 0 RETURNING credit_balance",
+            [amount, account.pk, amount],
+        )
+        if row is not None:
+            sql.execute(
+                f"INSERT INTO {sql.table(LedgerEntry)}"
+                f" (account_id, kind, amount, balance_after, reference, note, created_at)"
+                f" VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                [account.pk, kind, amount, row[0], reference, note, sql.db_datetime(timezone.now())],
+            )
+    if row is None:  # raised outside the block: the refused UPDATE changed nothing to roll back
+        raise InsufficientCredits
+    account.credit_balance = int(row[0])
+    return account.credit_balance

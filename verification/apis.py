@@ -51,8 +51,8 @@ class VerifyApi(AccountAPIView):
 
         def render(verdict: Verdict, cached: bool) -> bytes:
             elapsed_ms = math.ceil((time.perf_counter() - started) * 1000)
-            payload = {**verdict.to_dict(), "cached": cached, "response_time_ms": elapsed_ms}
-            return render_json(VerificationResultSerializer(payload).data)
+            # The shape VerificationResultSerializer documents, without its per-call cost.
+            return render_json({**verdict.to_dict(), "cached": cached, "response_time_ms": elapsed_ms})
 
         def handle(record: IdempotencyRecord | None) -> HttpResponse:
             body = verification_perform(account=account, email=data["email"], render=render, idempotency=record)

@@ -7,20 +7,24 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
+from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
 
 
 class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
     def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]:
-        # Plain tuples, not model instances: a bulk chunk reads thousands of these at once.
+        """Fresh answers for these domains. Hand-written (lib/sql.py): every verification reads here."""
         now = timezone.now()
-        fields = ("domain", "status", "mx_hosts", "expires_at")
         found: dict[str, DomainAnswer] = {}
         for chunk in _batches(list(domains), 900):  # under SQLite's bound-parameter limit
-            for domain, status, hosts, expires_at in self.filter(domain__in=chunk, expires_at__gt=now).values_list(
-                *fields
-            ):
-                found[domain] = DomainAnswer(domain, DomainStatus(status), _seconds_left(expires_at, now), tuple(hosts))
+            rows = sql.fetch_all(
+                f"SELECT domain, status, mx_hosts, expires_at FROM {sql.table(DomainRecord)}"
+                f" WHERE domain IN ({sql.placeholders(len(chunk))}) AND expires_at > %s",
+                [*chunk, sql.db_datetime(now)],
+            )
+            for domain, status, hosts, expires_at in rows:
+                left = _seconds_left(sql.aware(expires_at), now)
+                found[domain] = DomainAnswer(domain, DomainStatus(status), left, tuple(sql.from_json(hosts)))
         return found
 
     def put_many(self, answers: Iterable[DomainAnswer]) -> None:
@@ -71,29 +75,35 @@ def _batches(items: list[str], size: int) -> Iterator[list[str]]:
 
 
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
+    # Both statements run on every single verification: hand-written (see lib/sql.py).
+
     def fresh(self, *, account_id: int, email: str, mode: str) -> Verdict | None:
-        fresh = self.filter(account_id=account_id, email=email, mode=mode, expires_at__gt=timezone.now())
-        stored = fresh.order_by().values_list("verdict", flat=True)[:1]
-        return Verdict.from_dict(stored[0]) if stored else None
+        row = sql.fetch_one(
+            f"SELECT verdict FROM {sql.table(CachedVerdict)}"
+            f" WHERE account_id = %s AND email = %s AND mode = %s AND expires_at > %s",
+            [account_id, email, mode, sql.db_datetime(timezone.now())],
+        )
+        return Verdict.from_dict(sql.from_json(row[0])) if row else None
 
     def store(self, *, account_id: int, verdict: Verdict) -> None:
         if not verdict.cache_seconds:
             return
         now = timezone.now()
-        row = CachedVerdict(
-            account_id=account_id,
-            email=verdict.email,
-            mode=verdict.validation_mode,
-            status=verdict.status,
-            verdict=verdict.to_dict(),
-            created_at=now,
-            expires_at=now + timedelta(seconds=verdict.cache_seconds),
-        )
-        CachedVerdict.objects.bulk_create(
-            [row],
-            update_conflicts=True,
-            unique_fields=["account", "email", "mode"],
-            update_fields=["status", "verdict", "created_at", "expires_at"],
+        table = sql.table(CachedVerdict)
+        sql.execute(
+            f"INSERT INTO {table} (account_id, email, mode, status, verdict, created_at, expires_at)"
+            f" VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            f" ON CONFLICT (account_id, email, mode) DO UPDATE SET status = excluded.status,"
+            f" verdict = excluded.verdict, created_at = excluded.created_at, expires_at = excluded.expires_at",
+            [
+                account_id,
+                verdict.email,
+                verdict.validation_mode,
+                verdict.status.value,
+                sql.db_json(verdict.to_dict()),
+                sql.db_datetime(now),
+                sql.db_datetime(now + timedelta(seconds=verdict.cache_seconds)),
+            ],
         )
 
 

@@ -38,17 +38,18 @@ class Checks:
     is_free_provider: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Verdict:
+    # In the order of the API's response, which renders `to_dict()` as it is.
     email: str
+    is_valid: bool
     status: Status
     sub_status: SubStatus | None
-    is_valid: bool
+    validation_mode: str = "fast"
     confidence: str
     score: int
     checks: Checks
     did_you_mean: str | None = None
-    validation_mode: str = "fast"
 
     @property
     def cache_seconds(self) -> int:

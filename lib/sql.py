@@ -1,0 +1,66 @@
+"""Hand-written SQL for the statements every API request runs.
+
+The ORM compiles a query afresh on each call: about 0.3 ms for a one-table filter,
+ten times what SQLite then needs to run it. The handful of statements on the
+per-request path (key lookup, rate counter, verdict and domain caches, the credit
+move) are therefore written out here once, in SQL that both SQLite (3.35+) and
+PostgreSQL accept, and run through Django's cursor, so transactions, connections
+and test isolation stay Django's. Everything else uses the ORM.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection, models
+
+
+def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def execute(sql: str, params: Sequence[Any]) -> int:
+    """Run a statement; returns the number of rows it changed."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+def table(model: type[models.Model]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def placeholders(count: int) -> str:
+    return ", ".join(["%s"] * count)
+
+
+def db_datetime(value: datetime) -> Any:
+    """An aware datetime as the database stores it (naive UTC text on SQLite)."""
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def db_json(value: object) -> Any:
+    return connection.ops.adapt_json_value(value, None)
+
+
+def aware(value: datetime | str) -> datetime:
+    """A datetime column read by hand: SQLite gives naive UTC (or text), PostgreSQL aware."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def from_json(value: str | bytes | dict[str, Any] | list[Any]) -> Any:
+    """A JSON column read by hand: text on both databases (Django loads jsonb as text)."""
+    return value if isinstance(value, (dict, list)) else json.loads(value)
