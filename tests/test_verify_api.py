@@ -77,6 +77,15 @@ def test_errors_cost_nothing(owner: Persona) -> None:
 # --- verdict cache ----------------------------------------------------------------------------
 
 
+def test_an_address_with_a_nul_character_gets_a_verdict_not_an_error(owner: Persona) -> None:
+    first, second = owner.verify("jane\x00@good.com"), owner.verify("jane\x00@good.com")
+    assert [first.status_code, second.status_code] == [200, 200]
+    assert (first.json()["email"], first.json()["sub_status"]) == ("jane\x00@good.com", "invalid_syntax")
+    assert second.json()["cached"] is False  # never stored: PostgreSQL text cannot hold NUL
+    owner.account.refresh_from_db()
+    assert owner.account.credit_balance == 998
+
+
 def test_second_lookup_is_served_from_cache_with_the_same_verdict(owner: Persona) -> None:
     first = owner.verify("jane@good.com").json()
     second = owner.verify("JANE@good.com ").json()

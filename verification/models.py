@@ -78,6 +78,8 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
     # Both statements run on every single verification: hand-written (see lib/sql.py).
 
     def fresh(self, *, account_id: int, email: str, mode: str) -> Verdict | None:
+        if not _storable(email):
+            return None
         row = sql.fetch_one(
             f"SELECT verdict FROM {sql.table(CachedVerdict)}"
             f" WHERE account_id = %s AND email = %s AND mode = %s AND expires_at > %s",
@@ -86,7 +88,7 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
         return Verdict.from_dict(sql.from_json(row[0])) if row else None
 
     def store(self, *, account_id: int, verdict: Verdict) -> None:
-        if not verdict.cache_seconds:
+        if not verdict.cache_seconds or not _storable(verdict.email):
             return
         now = timezone.now()
         table = sql.table(CachedVerdict)
@@ -105,6 +107,11 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
                 sql.db_datetime(now + timedelta(seconds=verdict.cache_seconds)),
             ],
         )
+
+
+def _storable(email: str) -> bool:
+    # PostgreSQL text cannot hold NUL. Such an address is invalid syntax, found again without DNS.
+    return "\x00" not in email
 
 
 class CachedVerdict(models.Model):

@@ -8,7 +8,8 @@ MAX_EMAIL_LENGTH = 1000
 
 
 class VerifyRequestSerializer(serializers.Serializer):
-    email = StrictCharField(max_length=MAX_EMAIL_LENGTH, allow_blank=True, trim_whitespace=False)
+    # Any string gets a verdict (CONTRACT 4), NUL characters included: they make it invalid_syntax.
+    email = StrictCharField(max_length=MAX_EMAIL_LENGTH, allow_blank=True, trim_whitespace=False, allow_nul=True)
     validation_mode = serializers.ChoiceField(choices=["fast", "deep"], default="fast")
 
 
