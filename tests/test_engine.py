@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import string
 
 import pytest
@@ -10,9 +9,7 @@ from email_validator import EmailNotValidError, validate_email
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.dns_server import MX, NULL_MX, DnsServer
-from verification.engine import DomainStatus, ResolverConfig, lists, lookup_domains, verify_many
-from verification.engine.dns import make_resolver, resolve_domains
+from verification.engine import lists
 from verification.engine.syntax import _parse_with_email_validator, parse
 
 # --- syntax --------------------------------------------------------------------------------
@@ -90,113 +87,3 @@ def test_disposable_parent_domain_counts() -> None:
     assert lists.is_disposable("mailinator.com")
     assert lists.is_disposable("a.b.mailinator.com")
     assert not lists.is_disposable("good.com")
-
-
-# --- DNS answers --------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def resolve(dns_server: DnsServer):
-    config = ResolverConfig(nameservers=(dns_server.address,), timeout=0.3, lifetime=0.3)
-    resolver = make_resolver(config)
-    return lambda *domains: asyncio.run(resolve_domains(domains, resolver=resolver, config=config))
-
-
-def test_mx_hosts_come_back_in_preference_order(resolve) -> None:
-    answer = resolve("good.com")["good.com"]
-    assert answer.status is DomainStatus.MX
-    assert answer.mx_hosts == ("mx1.good.com", "mx2.good.com")
-
-
-@pytest.mark.parametrize(
-    ("domain", "status"),
-    [
-        ("aonly.com", DomainStatus.NO_MX),
-        ("nullmx.com", DomainStatus.NULL_MX),
-        ("nowhere-at-all.com", DomainStatus.NXDOMAIN),
-        ("servfail.com", DomainStatus.FAILURE),
-        ("silent.com", DomainStatus.FAILURE),
-    ],
-)
-def test_each_kind_of_answer(resolve, domain: str, status: DomainStatus) -> None:
-    assert resolve(domain)[domain].status is status
-
-
-def test_null_mx_beside_a_real_mx_still_counts_as_mx(resolve, dns_server: DnsServer) -> None:
-    from tests.support.dns_server import Behaviour
-
-    dns_server.set("mixed.com", Behaviour("mx", ((0, "."), (10, "mx.mixed.com"))))
-    answer = resolve("mixed.com")["mixed.com"]
-    assert (answer.status, answer.mx_hosts) == (DomainStatus.MX, ("mx.mixed.com",))
-
-
-def test_negative_ttl_comes_from_the_soa(resolve) -> None:
-    assert resolve("nowhere-at-all.com")["nowhere-at-all.com"].ttl == 300
-
-
-def test_failures_are_not_cacheable(resolve) -> None:
-    assert not resolve("servfail.com")["servfail.com"].cacheable
-    assert resolve("nullmx.com")["nullmx.com"].cacheable
-
-
-def test_many_domains_resolve_concurrently(dns_server: DnsServer) -> None:
-    dns_server.delay = 0.05
-    dns_server.default = lambda name: MX("mx." + name)
-    config = ResolverConfig(nameservers=(dns_server.address,), timeout=2, lifetime=2)
-    import time
-
-    started = time.perf_counter()
-    answers = asyncio.run(
-        resolve_domains([f"d{i}.com" for i in range(200)], resolver=make_resolver(config), config=config)
-    )
-    elapsed = time.perf_counter() - started
-    dns_server.default = lambda name: __import__("tests.support.dns_server", fromlist=["NXDOMAIN"]).NXDOMAIN
-    assert len(answers) == 200 and all(a.mx_found for a in answers.values())
-    assert elapsed < 2.0  # 200 x 50 ms one after another would take 10 s
-
-
-class DictCache:
-    def __init__(self) -> None:
-        self.data: dict = {}
-
-    def get_many(self, domains):
-        return {d: self.data[d] for d in domains if d in self.data}
-
-    def put_many(self, answers):
-        self.data.update({a.domain: a for a in answers})
-
-
-def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsServer) -> None:
-    config = ResolverConfig(nameservers=(dns_server.address,), timeout=0.3, lifetime=0.3)
-    cache = DictCache()
-    resolver = make_resolver(config)
-    before = dns_server.queries
-    verdicts = verify_many(
-        ["b@good.com", "A@Good.com", "bad", "x@nullmx.com", "y@servfail.com"],
-        lambda domains: lookup_domains(domains, cache=cache, resolver=resolver, config=config),
-    )
-    assert [v.email for v in verdicts] == ["b@good.com", "a@good.com", "bad", "x@nullmx.com", "y@servfail.com"]
-    assert [v.status for v in verdicts] == ["valid", "valid", "invalid", "invalid", "unknown"]
-    assert set(cache.data) == {"good.com", "nullmx.com"}  # the failure was not cached
-    assert dns_server.queries - before == 3
-    dns_server.set("nullmx.com", NULL_MX)
-
-
-@pytest.mark.parametrize(
-    ("spec", "address", "port"),
-    [
-        ("192.0.2.53", "192.0.2.53", 53),
-        ("127.0.0.1:5353", "127.0.0.1", 5353),
-        ("[::1]:5300", "::1", 5300),
-        ("::1", "::1", 53),
-    ],
-)
-def test_nameserver_settings_take_host_or_host_and_port(spec: str, address: str, port: int) -> None:
-    resolver = make_resolver(ResolverConfig(nameservers=(spec,)))
-    (nameserver,) = resolver.nameservers
-    assert (nameserver.address, nameserver.port) == (address, port)
-
-
-def test_timeout_and_lifetime_come_from_the_config() -> None:
-    resolver = make_resolver(ResolverConfig(nameservers=("127.0.0.1",), timeout=1.5, lifetime=4.0))
-    assert (resolver.timeout, resolver.lifetime) == (1.5, 4.0)

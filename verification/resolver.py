@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from functools import cache, partial
 
-import dns.asyncresolver
 from django.conf import settings
 
-from verification.engine import ResolverConfig, lookup_domains
+from verification.engine import BatchResolver, ResolverConfig, lookup_domains
 from verification.engine.core import DomainLookup
-from verification.engine.dns import make_resolver
 from verification.models import DomainRecord
 
 
@@ -24,11 +22,10 @@ def resolver_config() -> ResolverConfig:
 
 
 @cache
-def _resolver(config: ResolverConfig) -> dns.asyncresolver.Resolver:
-    return make_resolver(config)
+def _resolver(config: ResolverConfig) -> BatchResolver:
+    return BatchResolver(config)
 
 
 def domain_lookup() -> DomainLookup:
     """Fresh domain-cache entries first; the rest from DNS, concurrently, then cached."""
-    config = resolver_config()
-    return partial(lookup_domains, cache=DomainRecord.objects, resolver=_resolver(config), config=config)
+    return partial(lookup_domains, cache=DomainRecord.objects, resolver=_resolver(resolver_config()))

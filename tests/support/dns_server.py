@@ -1,11 +1,14 @@
 """A real DNS server on loopback, for tests and benchmarks.
 
-It answers MX queries over UDP from a small zone description, with an optional
-delay per answer, so the verifier's dnspython resolver talks to it exactly as it
-would to a production resolver. Nothing in dnspython is mocked.
+It answers over UDP and TCP from a small zone description, with an optional delay
+per answer, so the verifier's resolver talks to it exactly as it would to a
+production resolver. Answers are built with dnspython's message API, once per name
+and type, then sent with each query's id and question: the server stays cheap
+enough to share two cores with a benchmark. An answer too big for the client's
+UDP size goes out truncated (TC), as a real server's would.
 
-Behaviours: MX hosts, A-only (no MX), null MX, NXDOMAIN, SERVFAIL, and silence
-(the query is dropped, so the client times out).
+Behaviours: MX hosts, A-only (no MX), null MX, NXDOMAIN, SERVFAIL, a CNAME to
+another name, and silence (the query is dropped, so the client times out).
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ ZONE_SOA = "ns.loopback. hostmaster.loopback. 1 3600 600 86400 300"
 
 @dataclass(frozen=True)
 class Behaviour:
-    kind: str  # "mx", "a_only", "null_mx", "nxdomain", "servfail", "silent"
-    mx: tuple[tuple[int, str], ...] = ()
+    kind: str  # "mx", "a_only", "null_mx", "nxdomain", "servfail", "silent", "cname"
+    mx: tuple[tuple[int, str], ...] = ()  # for "cname": ((0, target),)
     ttl: int = 3600
     negative_ttl: int = 300
 
@@ -44,6 +47,7 @@ NULL_MX = Behaviour("null_mx")
 NXDOMAIN = Behaviour("nxdomain")
 SERVFAIL = Behaviour("servfail")
 SILENT = Behaviour("silent")
+CNAME = lambda target: Behaviour("cname", ((0, target),))  # noqa: E731
 
 
 @dataclass
@@ -56,10 +60,9 @@ class DnsServer:
     queries: int = 0
 
     def __post_init__(self) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
-        self._sock.bind((self.host, self.port))
+        self._sock, self._tcp = _bind_pair(self.host, self.port)
         self.port = self._sock.getsockname()[1]
+        self._templates: dict[tuple[str, int, Behaviour], bytes] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="loopback-dns", daemon=True)
 
@@ -82,6 +85,7 @@ class DnsServer:
         self._stop.set()
         self._thread.join(timeout=5)
         self._sock.close()
+        self._tcp.close()
 
     def __enter__(self) -> DnsServer:
         return self.start()
@@ -92,12 +96,16 @@ class DnsServer:
     def _serve(self) -> None:
         selector = selectors.DefaultSelector()
         selector.register(self._sock, selectors.EVENT_READ)
+        selector.register(self._tcp, selectors.EVENT_READ)
         self._sock.setblocking(False)
         pending: list[tuple[float, int, bytes, tuple[str, int]]] = []
         seq = 0
         while not self._stop.is_set():
             wait = 0.1 if not pending else max(0.0, pending[0][0] - time.monotonic())
-            if selector.select(timeout=wait):
+            for key, _ in selector.select(timeout=wait):
+                if key.fileobj is self._tcp:
+                    self._serve_tcp()
+                    continue
                 while True:
                     try:
                         data, peer = self._sock.recvfrom(4096)
@@ -113,24 +121,101 @@ class DnsServer:
                 with contextlib.suppress(OSError):
                     self._sock.sendto(reply, peer)
 
-    def _answer(self, data: bytes) -> bytes | None:
+    def _serve_tcp(self) -> None:
+        """One query on a new connection, answered whole (no delay, no truncation); tests only."""
+        conn, _ = self._tcp.accept()
+        with conn:
+            conn.settimeout(2)
+            with contextlib.suppress(OSError, ValueError):
+                length = int.from_bytes(_read_exactly(conn, 2))
+                reply = self._answer(_read_exactly(conn, length), udp=False)
+                if reply is not None:
+                    conn.sendall(len(reply).to_bytes(2) + reply)
+
+    def _answer(self, data: bytes, udp: bool = True) -> bytes | None:
         try:
-            query = dns.message.from_wire(data)
-        except Exception:
+            qname, qtype, end = _question(data)
+        except (IndexError, ValueError):
             return None
         self.queries += 1
-        question = query.question[0]
-        behaviour = self.behaviour(question.name.to_text())
+        behaviour = self.behaviour(qname)
         if behaviour.kind == "silent":
             return None
-        response = dns.message.make_response(query)
-        response.flags |= dns.flags.AA
-        _fill(response, question.name, question.rdtype, behaviour)
-        return response.to_wire()
+        key = (qname, qtype, behaviour)
+        if key not in self._templates:
+            self._templates[key] = _template(qname, qtype, behaviour)
+        template = self._templates[key]
+        # The template was made for the same name, so its compression pointers fit this question.
+        reply = data[:2] + template[2:12] + data[12:end] + template[end:]
+        if udp and len(reply) > _udp_limit(data, end):
+            flags = int.from_bytes(template[2:4]) | 0x0200  # TC: ask again over TCP
+            return data[:2] + flags.to_bytes(2) + b"\0\1\0\0\0\0\0\0" + data[12:end]
+        return reply
+
+
+def _bind_pair(host: str, port: int) -> tuple[socket.socket, socket.socket]:
+    """A UDP and a TCP socket on one port (any free one when `port` is 0)."""
+    for _ in range(20):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        udp.bind((host, port))
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            tcp.bind((host, udp.getsockname()[1]))
+        except OSError:
+            udp.close()
+            tcp.close()
+            continue
+        tcp.listen(16)
+        return udp, tcp
+    raise OSError("no port free for both UDP and TCP")
+
+
+def _read_exactly(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ValueError("connection closed")
+        data += chunk
+    return data
+
+
+def _question(data: bytes) -> tuple[str, int, int]:
+    """(lowercase name, type, end of the question section) read straight off a query."""
+    pos, labels = 12, []
+    while data[pos]:
+        labels.append(data[pos + 1 : pos + 1 + data[pos]])
+        pos += 1 + data[pos]
+    qtype = int.from_bytes(data[pos + 1 : pos + 3])
+    if len(data) < pos + 5:
+        raise ValueError("short question")
+    return b".".join(labels).decode("ascii", "replace").lower(), qtype, pos + 5
+
+
+def _udp_limit(data: bytes, end: int) -> int:
+    """The client's UDP size: its EDNS0 OPT record's, else 512 (RFC 6891)."""
+    if len(data) >= end + 11 and data[end] == 0 and data[end + 1 : end + 3] == b"\0\x29":
+        return max(512, int.from_bytes(data[end + 3 : end + 5]))
+    return 512
+
+
+def _template(qname: str, qtype: int, behaviour: Behaviour) -> bytes:
+    name = dns.name.from_text(qname)
+    response = dns.message.make_response(dns.message.make_query(name, qtype))
+    response.flags |= dns.flags.AA
+    _fill(response, name, qtype, behaviour)
+    return response.to_wire()
 
 
 def _fill(response: dns.message.Message, qname: dns.name.Name, rdtype: int, behaviour: Behaviour) -> None:
     kind = behaviour.kind
+    if kind == "cname":
+        target = behaviour.mx[0][1].rstrip(".") + "."
+        response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "CNAME", target))
+        response.answer.append(dns.rrset.from_text(target, behaviour.ttl, "IN", "MX", f"10 mx.{target}"))
+        return
     if kind == "servfail":
         response.set_rcode(dns.rcode.SERVFAIL)
         return

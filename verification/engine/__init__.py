@@ -8,10 +8,11 @@ worker share every rule here and tests can point it at a loopback server.
 from __future__ import annotations
 
 from verification.engine.core import verify_many, verify_one
-from verification.engine.dns import DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
+from verification.engine.dns import BatchResolver, DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
 from verification.engine.verdict import Checks, Status, SubStatus, Verdict
 
 __all__ = [
+    "BatchResolver",
     "Checks",
     "DomainAnswer",
     "DomainStatus",

@@ -1,0 +1,257 @@
+"""MX lookups against real DNS servers on loopback, and the wire format checked against dnspython."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import dns.flags
+import dns.message
+import dns.rcode
+import dns.rrset
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.dns_server import CNAME, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
+from verification.engine import BatchResolver, DomainStatus, ResolverConfig, verify_many
+from verification.engine.dns import lookup_domains, parse_nameserver
+from verification.engine.dnswire import WireError, decode_reply, encode_query
+
+
+def resolver_for(*servers: DnsServer | str, timeout: float = 0.3, lifetime: float = 0.3) -> BatchResolver:
+    addresses = tuple(s if isinstance(s, str) else s.address for s in servers)
+    return BatchResolver(ResolverConfig(nameservers=addresses, timeout=timeout, lifetime=lifetime))
+
+
+@pytest.fixture
+def resolve(dns_server: DnsServer):
+    resolver = resolver_for(dns_server)
+    return lambda *domains: resolver.resolve(domains)
+
+
+@pytest.fixture
+def second_server() -> Iterator[DnsServer]:
+    with DnsServer(default=lambda name: MX("backup-mx." + name)) as server:
+        yield server
+
+
+# --- answers --------------------------------------------------------------------------------------
+
+
+def test_mx_hosts_come_back_in_preference_order(resolve) -> None:
+    answer = resolve("good.com")["good.com"]
+    assert answer.status is DomainStatus.MX
+    assert answer.mx_hosts == ("mx1.good.com", "mx2.good.com")
+
+
+@pytest.mark.parametrize(
+    ("domain", "status"),
+    [
+        ("aonly.com", DomainStatus.NO_MX),
+        ("nullmx.com", DomainStatus.NULL_MX),
+        ("nowhere-at-all.com", DomainStatus.NXDOMAIN),
+        ("servfail.com", DomainStatus.FAILURE),
+        ("silent.com", DomainStatus.FAILURE),
+    ],
+)
+def test_each_kind_of_answer(resolve, domain: str, status: DomainStatus) -> None:
+    assert resolve(domain)[domain].status is status
+
+
+def test_null_mx_beside_a_real_mx_still_counts_as_mx(resolve, dns_server: DnsServer) -> None:
+    dns_server.set("mixed.com", Behaviour("mx", ((0, "."), (10, "mx.mixed.com"))))
+    answer = resolve("mixed.com")["mixed.com"]
+    assert (answer.status, answer.mx_hosts) == (DomainStatus.MX, ("mx.mixed.com",))
+
+
+def test_a_cname_is_followed_to_the_mx_of_its_target(resolve, dns_server: DnsServer) -> None:
+    dns_server.set("alias.com", CNAME("real-mail.net"))
+    answer = resolve("alias.com")["alias.com"]
+    assert (answer.status, answer.mx_hosts) == (DomainStatus.MX, ("mx.real-mail.net",))
+
+
+def test_an_answer_too_big_for_udp_is_fetched_over_tcp(resolve, dns_server: DnsServer) -> None:
+    hosts = [f"mx-{'x' * 40}.host{i:02d}.net" for i in range(40)]  # names compression cannot shorten
+    dns_server.set("big-company.com", MX(*hosts))
+    before = dns_server.queries
+    answer = resolve("big-company.com")["big-company.com"]
+    assert (answer.status, answer.mx_hosts) == (DomainStatus.MX, tuple(hosts))
+    assert dns_server.queries - before == 2  # truncated over UDP, then whole over TCP
+
+
+def test_ttl_is_kept_within_the_bounds(resolve, dns_server: DnsServer) -> None:
+    dns_server.set("short.com", MX("mx.short.com", ttl=5))
+    dns_server.set("long.com", MX("mx.long.com", ttl=86400 * 7))
+    answers = resolve("short.com", "long.com")
+    assert (answers["short.com"].ttl, answers["long.com"].ttl) == (60, 6 * 3600)
+
+
+def test_negative_ttl_comes_from_the_soa(resolve) -> None:
+    assert resolve("nowhere-at-all.com")["nowhere-at-all.com"].ttl == 300
+
+
+def test_failures_are_not_cacheable(resolve) -> None:
+    assert not resolve("servfail.com")["servfail.com"].cacheable
+    assert resolve("nullmx.com")["nullmx.com"].cacheable
+
+
+# --- nameservers, timeouts, many at once -----------------------------------------------------------
+
+
+def test_a_silent_nameserver_is_passed_over_for_the_next(dns_server: DnsServer, second_server: DnsServer) -> None:
+    dns_server.set("elsewhere.com", SILENT)
+    resolver = resolver_for(dns_server, second_server, timeout=0.2, lifetime=2.0)
+    answer = resolver.resolve(["elsewhere.com"])["elsewhere.com"]
+    assert answer.mx_hosts == ("backup-mx.elsewhere.com",)
+
+
+def test_servfail_moves_on_to_the_next_nameserver(dns_server: DnsServer, second_server: DnsServer) -> None:
+    dns_server.set("flaky.com", SERVFAIL)
+    started = time.monotonic()
+    answer = resolver_for(dns_server, second_server, timeout=2.0, lifetime=2.0).resolve(["flaky.com"])["flaky.com"]
+    assert answer.mx_hosts == ("backup-mx.flaky.com",)
+    assert time.monotonic() - started < 1.0  # at once, not after a timeout
+
+
+def test_a_lookup_gives_up_when_its_lifetime_is_over(dns_server: DnsServer) -> None:
+    started = time.monotonic()
+    answer = resolver_for(dns_server, timeout=0.1, lifetime=0.35).resolve(["silent.com"])["silent.com"]
+    elapsed = time.monotonic() - started
+    assert answer.status is DomainStatus.FAILURE
+    assert 0.3 < elapsed < 1.0
+    # Three tries of 0.1 s fit in the lifetime, then a last one cut short.
+    assert dns_server.queries >= 3
+
+
+def test_many_domains_resolve_concurrently(dns_server: DnsServer) -> None:
+    dns_server.delay = 0.05
+    dns_server.default = lambda name: MX("mx." + name)
+    started = time.perf_counter()
+    answers = resolver_for(dns_server, timeout=2, lifetime=2).resolve([f"d{i}.com" for i in range(500)])
+    elapsed = time.perf_counter() - started
+    dns_server.default = lambda name: NXDOMAIN
+    assert len(answers) == 500 and all(a.mx_found for a in answers.values())
+    assert elapsed < 2.0  # 500 x 50 ms one after another would take 25 s
+
+
+def test_a_forged_or_stray_answer_is_ignored() -> None:
+    """A nameserver that first sends answers with the wrong id and the wrong question."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+
+        def answer_badly() -> None:
+            data, peer = server.recvfrom(4096)
+            query_id = dns.message.from_wire(data).id
+            wrong_id = (query_id ^ 1, "victim.com.", "evil.example.")
+            wrong_question = (query_id, "other.com.", "evil.example.")
+            right = (query_id, "victim.com.", "good-mx.victim.com.")
+            for qid, name, exchange in (wrong_id, wrong_question, right):
+                reply = dns.message.make_response(dns.message.make_query(name, "MX"))
+                reply.id = qid
+                reply.answer.append(dns.rrset.from_text(name, 300, "IN", "MX", f"10 {exchange}"))
+                server.sendto(reply.to_wire(), peer)
+
+        thread = threading.Thread(target=answer_badly)
+        thread.start()
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        answer = resolver_for(address, timeout=1, lifetime=1).resolve(["victim.com"])["victim.com"]
+        thread.join()
+    assert answer.mx_hosts == ("good-mx.victim.com",)
+
+
+@pytest.mark.parametrize(
+    ("spec", "address", "port"),
+    [
+        ("192.0.2.53", "192.0.2.53", 53),
+        ("127.0.0.1:5353", "127.0.0.1", 5353),
+        ("[::1]:5300", "::1", 5300),
+        ("::1", "::1", 53),
+    ],
+)
+def test_nameserver_settings_take_host_or_host_and_port(spec: str, address: str, port: int) -> None:
+    assert parse_nameserver(spec) == (address, port)
+    assert BatchResolver(ResolverConfig(nameservers=(spec,))).nameservers == ((address, port),)
+
+
+def test_without_nameservers_the_systems_are_used() -> None:
+    assert BatchResolver(ResolverConfig()).nameservers  # read from /etc/resolv.conf by dnspython
+
+
+# --- with a cache in front ----------------------------------------------------------------------------
+
+
+class DictCache:
+    def __init__(self) -> None:
+        self.data: dict = {}
+
+    def get_many(self, domains):
+        return {d: self.data[d] for d in domains if d in self.data}
+
+    def put_many(self, answers):
+        self.data.update({a.domain: a for a in answers})
+
+
+def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsServer) -> None:
+    cache = DictCache()
+    resolver = resolver_for(dns_server)
+    before = dns_server.queries
+    verdicts = verify_many(
+        ["b@good.com", "A@Good.com", "bad", "x@nullmx.com", "y@servfail.com"],
+        lambda domains: lookup_domains(domains, cache=cache, resolver=resolver),
+    )
+    assert [v.email for v in verdicts] == ["b@good.com", "a@good.com", "bad", "x@nullmx.com", "y@servfail.com"]
+    assert [v.status for v in verdicts] == ["valid", "valid", "invalid", "invalid", "unknown"]
+    assert set(cache.data) == {"good.com", "nullmx.com"}  # the failure was not cached
+    assert dns_server.queries - before == 3
+    dns_server.set("nullmx.com", NULL_MX)
+
+
+# --- the wire format, against dnspython's ---------------------------------------------------------------
+
+_label = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
+_name = st.lists(_label, min_size=1, max_size=4).map(".".join)
+
+
+def test_queries_are_what_dnspython_reads() -> None:
+    query = dns.message.from_wire(encode_query(4711, "Mail.Example.com"))
+    assert (query.id, query.question[0].to_text()) == (4711, "Mail.Example.com. IN MX")
+    assert query.flags & dns.flags.RD and query.edns == 0 and query.payload == 1232
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    qname=_name,
+    records=st.sets(st.tuples(st.integers(0, 65535), _name), max_size=6),
+    ttl=st.integers(0, 2**31 - 1),
+    rcode=st.sampled_from([dns.rcode.NOERROR, dns.rcode.NXDOMAIN, dns.rcode.SERVFAIL]),
+)
+def test_decoded_answers_match_dnspython(qname: str, records: set[tuple[int, str]], ttl: int, rcode: int) -> None:
+    response = dns.message.make_response(dns.message.make_query(qname + ".", "MX"))
+    response.set_rcode(rcode)
+    if records:
+        rdatas = [f"{preference} {host}." for preference, host in records]
+        response.answer.append(dns.rrset.from_text(qname + ".", ttl, "IN", "MX", *rdatas))
+    wire = response.to_wire()  # dnspython compresses names where it can
+    reply, expected = decode_reply(wire), dns.message.from_wire(wire)
+    assert (reply.qid, reply.rcode, reply.question) == (expected.id, expected.rcode(), qname.lower())
+    exchanges = {(rr.preference, rr.exchange.to_text(omit_final_dot=True)) for rrset in expected.answer for rr in rrset}
+    assert {(preference, host) for preference, host, _ in reply.mx} == exchanges
+    assert all(record_ttl == ttl for _, _, record_ttl in reply.mx)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=300))
+def test_garbage_is_refused_cleanly(data: bytes) -> None:
+    # Anything but a WireError (IndexError, UnicodeError...) fails the test.
+    with contextlib.suppress(WireError):
+        decode_reply(data)
+
+
+def test_compression_loops_are_refused() -> None:
+    looped = bytes.fromhex("1234 8180 0001 0000 0000 0000") + b"\xc0\x0c" + b"\x00\x0f\x00\x01"
+    with pytest.raises(WireError):
+        decode_reply(looped)

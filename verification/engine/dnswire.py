@@ -1,0 +1,119 @@
+"""The DNS wire format, as much of it as an MX lookup needs (RFC 1035, 2308, 6891, 7505).
+
+The resolver sends tens of thousands of queries for one bulk job; dnspython's message
+objects cost about 0.3 ms of CPU per query and answer, these plain functions a tenth of
+that. The tests check the decoder against answers built with dnspython's message API.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+MX = 15
+CNAME = 5
+SOA = 6
+OPT = 41
+NOERROR = 0
+NXDOMAIN = 3
+# Largest UDP answer we ask for (EDNS0): the DNS flag day 2020 value, safe from fragmentation.
+UDP_PAYLOAD = 1232
+
+_HEADER = struct.Struct("!HHHHHH")
+_RECORD = struct.Struct("!HHIH")  # type, class, ttl, rdata length
+_FLAG_QR = 0x8000
+_FLAG_TC = 0x0200
+_FLAG_RD = 0x0100
+_MAX_POINTERS = 32
+
+
+class WireError(ValueError):
+    """A datagram that is not a well-formed DNS response."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    qid: int
+    rcode: int
+    truncated: bool
+    question: str  # lowercase, no trailing dot
+    mx: tuple[tuple[int, str, int], ...] = ()  # (preference, exchange, ttl); "" is the root (null MX)
+    negative_ttl: int | None = None  # min(SOA TTL, SOA MINIMUM) from the authority section
+    cnames: dict[str, str] = field(default_factory=dict)
+
+
+def encode_query(qid: int, domain: str) -> bytes:
+    """An MX query with recursion desired and an EDNS0 OPT record. `domain` is ASCII (IDNA)."""
+    labels = domain.rstrip(".").encode("ascii").split(b".")
+    if any(not 0 < len(label) < 64 for label in labels) or len(domain) > 253:
+        raise WireError(f"not a domain name: {domain!r}")
+    qname = b"".join(bytes((len(label),)) + label for label in labels) + b"\0"
+    opt = b"\0" + struct.pack("!HHIH", OPT, UDP_PAYLOAD, 0, 0)
+    return _HEADER.pack(qid, _FLAG_RD, 1, 0, 0, 1) + qname + struct.pack("!HH", MX, 1) + opt
+
+
+def decode_reply(wire: bytes) -> Reply:
+    """The parts of an answer an MX lookup needs. Raises WireError on anything malformed."""
+    try:
+        return _decode(wire)
+    except (struct.error, IndexError) as exc:
+        raise WireError(f"truncated or malformed message: {exc}") from None
+
+
+def _decode(wire: bytes) -> Reply:
+    qid, flags, qdcount, ancount, nscount, _ = _HEADER.unpack_from(wire, 0)
+    if not flags & _FLAG_QR or qdcount != 1:
+        raise WireError("not an answer to one question")
+    question, pos = read_name(wire, 12)
+    pos += 4
+    mx: list[tuple[str, int, str, int]] = []
+    cnames: dict[str, str] = {}
+    negative_ttl: int | None = None
+    for index in range(ancount + nscount):
+        owner, pos = read_name(wire, pos)
+        rtype, _, ttl, length = _RECORD.unpack_from(wire, pos)
+        start = pos + _RECORD.size
+        pos = start + length
+        if pos > len(wire):
+            raise WireError("record runs past the end of the message")
+        if index < ancount and rtype == MX:
+            (preference,) = struct.unpack_from("!H", wire, start)
+            mx.append((owner, preference, read_name(wire, start + 2)[0], ttl))
+        elif index < ancount and rtype == CNAME:
+            cnames[owner] = read_name(wire, start)[0]
+        elif index >= ancount and rtype == SOA and negative_ttl is None:
+            (minimum,) = struct.unpack_from("!I", wire, pos - 4)
+            negative_ttl = min(ttl, minimum)
+    target = _follow(question, cnames)
+    records = tuple((preference, host, ttl) for owner, preference, host, ttl in mx if owner == target)
+    return Reply(qid, flags & 0xF, bool(flags & _FLAG_TC), question, records, negative_ttl, cnames)
+
+
+def _follow(name: str, cnames: dict[str, str]) -> str:
+    """The name a CNAME chain in the answer ends at (a loop stops where it repeats)."""
+    seen = {name}
+    while name in cnames and cnames[name] not in seen:
+        name = cnames[name]
+        seen.add(name)
+    return name
+
+
+def read_name(wire: bytes, pos: int) -> tuple[str, int]:
+    """A possibly compressed name at `pos`: (lowercase text without the final dot, end position)."""
+    labels: list[bytes] = []
+    end: int | None = None
+    jumps = 0
+    while (length := wire[pos]) != 0:
+        if length & 0xC0 == 0xC0:  # a pointer to an earlier name
+            jumps += 1
+            if jumps > _MAX_POINTERS:
+                raise WireError("too many compression pointers")
+            end = pos + 2 if end is None else end
+            pos = ((length & 0x3F) << 8) | wire[pos + 1]
+        elif length & 0xC0:
+            raise WireError("unknown label type")
+        else:
+            labels.append(wire[pos + 1 : pos + 1 + length])
+            pos += 1 + length
+    name = b".".join(labels).decode("ascii", "backslashreplace").lower()
+    return name, pos + 1 if end is None else end
