@@ -1,6 +1,6 @@
 """A job's files, all through Django's default storage (local disk or S3).
 
-    jobs/<job id>/input.csv                  accepted addresses, one per row
+    jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
 
@@ -48,24 +48,41 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _SPOOL_BYTES = 1024 * 1024
 
 
-def input_name(job_id: str) -> str:
-    return f"jobs/{job_id}/input.csv"
+def input_folder(job_id: str) -> str:
+    return f"jobs/{job_id}/input/"
 
 
-def input_save(job_id: str, addresses: Iterable[str]) -> str:
-    with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
-        text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
-        csv.writer(text).writerows([address] for address in addresses)
-        text.flush()
-        text.detach()
-        return _save(input_name(job_id), spool)
+def input_save(job_id: str, addresses: Sequence[str], chunk_size: int) -> str:
+    """Store the addresses as one file per chunk of `chunk_size`; returns their folder.
+
+    A chunk then reads only its own rows, also from S3, where a file is fetched whole.
+    """
+    folder = input_folder(job_id)
+    try:
+        for index, start in enumerate(range(0, len(addresses), chunk_size)):
+            buffer = io.StringIO()
+            csv.writer(buffer).writerows([address] for address in addresses[start : start + chunk_size])
+            _save(_input_name(folder, index), io.BytesIO(buffer.getvalue().encode()))
+    except BaseException:
+        input_delete(folder)
+        raise
+    return folder
 
 
-def input_slice(name: str, start: int, size: int) -> list[str]:
-    """Rows [start, start + size) of an input file, streamed, not loaded whole."""
-    with default_storage.open(name, "rb") as raw:
+def input_rows(folder: str, index: int, count: int) -> list[str]:
+    """The first `count` addresses of chunk `index`."""
+    with default_storage.open(_input_name(folder, index), "rb") as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-        return [row[0] for row in itertools.islice(csv.reader(text), start, start + size)]
+        return [row[0] for row in itertools.islice(csv.reader(text), count)]
+
+
+def input_delete(folder: str) -> None:
+    if default_storage.exists(folder):
+        delete_quietly(*(folder + name for name in default_storage.listdir(folder)[1]))
+
+
+def _input_name(folder: str, index: int) -> str:
+    return f"{folder}{index:06d}.csv"
 
 
 def part_save(job_id: str, index: int, attempt: int, verdicts: Sequence[Verdict]) -> str:
@@ -85,7 +102,7 @@ def result_assemble(job_id: str, part_names: Iterable[str]) -> str:
 
 
 def result_row(verdict: Verdict) -> list[str]:
-    checks = verdict.to_dict()["checks"]
+    checks = verdict.checks
     values: list[object] = [
         verdict.email,
         verdict.status.value,
@@ -93,7 +110,7 @@ def result_row(verdict: Verdict) -> list[str]:
         verdict.is_valid,
         verdict.confidence,
         verdict.score,
-        *(checks[column] for column in _CHECK_COLUMNS),
+        *(getattr(checks, column) for column in _CHECK_COLUMNS),
         verdict.did_you_mean,
     ]
     return [_cell(value) for value in values]

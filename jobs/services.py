@@ -114,25 +114,24 @@ def job_create(
     `on_created` runs inside the transaction (the API stores its idempotent response
     there). If anything fails, the stored file is deleted: nothing is left behind.
     """
-    job_id = new_job_id()
-    name = files.input_save(job_id, addresses)
+    job_id, chunk_size = new_job_id(), settings.BULK_CHUNK_SIZE
+    name = files.input_save(job_id, addresses, chunk_size)
     try:
         with transaction.atomic():
             job = Job.objects.create(
                 id=job_id, account=account, callback_url=callback_url, input_name=name, total=len(addresses)
             )
-            Chunk.objects.bulk_create(_chunks_for(job))
+            Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             on_created(job)
             chunk_ids = list(job.chunks.values_list("pk", flat=True))
             transaction.on_commit(lambda: chunks_enqueue(chunk_ids))
     except BaseException:
-        files.delete_quietly(name)
+        files.input_delete(name)
         raise
     return job
 
 
-def _chunks_for(job: Job) -> list[Chunk]:
-    size = settings.BULK_CHUNK_SIZE
+def _chunks_for(job: Job, size: int) -> list[Chunk]:
     return [
         Chunk(job=job, index=index, start=start, size=min(size, job.total - start))
         for index, start in enumerate(range(0, job.total, size))
@@ -153,7 +152,7 @@ def chunk_run(*, chunk_id: int) -> None:
         job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
         return
     try:
-        emails = files.input_slice(chunk.job.input_name, chunk.start, chunk.reserved or 0)
+        emails = files.input_rows(chunk.job.input_name, chunk.index, chunk.reserved or 0)
     except OSError:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")

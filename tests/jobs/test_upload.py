@@ -8,7 +8,7 @@ import pytest
 
 from billing.models import LedgerEntry
 from jobs.csvfile import MAX_UPLOAD_BYTES
-from jobs.files import input_slice
+from jobs.files import input_rows
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import assert_nothing_left, upload
@@ -38,7 +38,7 @@ def test_upload_is_accepted_with_unique_count_and_location(owner: Persona) -> No
 def test_accepted_addresses_are_stored_normalised_and_unique(owner: Persona) -> None:
     job_id = upload(owner, b" X@Good.com\ny@good.com\nx@good.com\n").json()["id"]
     job = Job.objects.get(pk=job_id)
-    assert input_slice(job.input_name, 0, 10) == ["x@good.com", "y@good.com"]
+    assert input_rows(job.input_name, 0, 10) == ["x@good.com", "y@good.com"]
 
 
 def test_plan_without_bulk_is_403(db: None, media: Path) -> None:
@@ -185,10 +185,10 @@ def test_upload_without_key_is_401(db: None, client: object) -> None:
 def test_utf16_semicolon_file_is_read_through_the_api(owner: Persona) -> None:
     content = "Name;E-Mail;email\nZoë;x;Zoë@Good.com\n".encode("utf-16")
     job_id = upload(owner, content).json()["id"]
-    assert input_slice(Job.objects.get(pk=job_id).input_name, 0, 5) == ["zoë@good.com"]
+    assert input_rows(Job.objects.get(pk=job_id).input_name, 0, 5) == ["zoë@good.com"]
 
 
 def test_windows_1252_tab_file_is_read_through_the_api(owner: Persona) -> None:
     content = "email\tname\nJosé@good.com\tJosé\n".encode("cp1252")
     job_id = upload(owner, content).json()["id"]
-    assert input_slice(Job.objects.get(pk=job_id).input_name, 0, 5) == ["josé@good.com"]
+    assert input_rows(Job.objects.get(pk=job_id).input_name, 0, 5) == ["josé@good.com"]
