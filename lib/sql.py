@@ -37,6 +37,11 @@ def execute(sql: str, params: Sequence[Any]) -> int:
         return cursor.rowcount
 
 
+def execute_many(sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
 def table(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 

@@ -4,7 +4,7 @@ from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
 from lib import sql
@@ -28,25 +28,28 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         return found
 
     def put_many(self, answers: Iterable[DomainAnswer]) -> None:
+        """Store definitive answers until their TTL runs out (a bulk chunk writes thousands at once)."""
         now = timezone.now()
+        resolved_at = sql.db_datetime(now)
         rows = [
-            DomainRecord(
-                domain=a.domain,
-                status=a.status,
-                mx_hosts=list(a.mx_hosts),
-                resolved_at=now,
-                expires_at=now + timedelta(seconds=a.ttl),
+            (
+                a.domain,
+                a.status.value,
+                sql.db_json(list(a.mx_hosts)),
+                resolved_at,
+                sql.db_datetime(now + timedelta(seconds=a.ttl)),
             )
             for a in answers
             if a.cacheable
         ]
-        if rows:
-            DomainRecord.objects.bulk_create(
+        if not rows:
+            return
+        with transaction.atomic():
+            sql.execute_many(
+                f"INSERT INTO {sql.table(DomainRecord)} (domain, status, mx_hosts, resolved_at, expires_at)"
+                f" VALUES (%s, %s, %s, %s, %s) ON CONFLICT (domain) DO UPDATE SET status = excluded.status,"
+                f" mx_hosts = excluded.mx_hosts, resolved_at = excluded.resolved_at, expires_at = excluded.expires_at",
                 rows,
-                batch_size=500,
-                update_conflicts=True,
-                unique_fields=["domain"],
-                update_fields=["status", "mx_hosts", "resolved_at", "expires_at"],
             )
 
 
