@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import dns.flags
 import dns.message
 import dns.rcode
+import dns.rdatatype
 import dns.rrset
 import pytest
 from hypothesis import given, settings
@@ -214,6 +215,25 @@ def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsSe
 
 _label = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)
 _name = st.lists(_label, min_size=1, max_size=4).map(".".join)
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        MX("mx.shop.com"),
+        MX("mx1.shop.com", "backup.mail-host.net", "shop.com", ttl=77),
+        Behaviour("mx", ((0, "."),)),
+        Behaviour("mx", ((0, "."), (5, "MX.Shop.Com."))),
+    ],
+)
+def test_the_servers_hand_built_mx_answer_equals_dnspythons(behaviour: Behaviour) -> None:
+    from tests.support.dns_server import _fill, _mx_template
+
+    expected = dns.message.make_response(dns.message.make_query("shop.com.", "MX"))
+    expected.flags |= dns.flags.AA
+    _fill(expected, expected.question[0].name, dns.rdatatype.MX, behaviour)
+    built = dns.message.from_wire(_mx_template("shop.com", behaviour))
+    assert (built.flags, built.question, built.answer) == (expected.flags, expected.question, expected.answer)
 
 
 def test_queries_are_what_dnspython_reads() -> None:

@@ -17,6 +17,7 @@ import contextlib
 import heapq
 import selectors
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -202,11 +203,42 @@ def _udp_limit(data: bytes, end: int) -> int:
 
 
 def _template(qname: str, qtype: int, behaviour: Behaviour) -> bytes:
+    if behaviour.kind == "mx" and qtype == dns.rdatatype.MX:
+        return _mx_template(qname, behaviour)
     name = dns.name.from_text(qname)
     response = dns.message.make_response(dns.message.make_query(name, qtype))
     response.flags |= dns.flags.AA
     _fill(response, name, qtype, behaviour)
     return response.to_wire()
+
+
+def _mx_template(qname: str, behaviour: Behaviour) -> bytes:
+    """The answer _fill builds for an MX query, encoded by hand: a benchmark asks about tens of
+    thousands of new names, and dnspython takes ~0.1 ms to build each (tests compare the two)."""
+    header = struct.pack("!HHHHHH", 0, 0x8500, 1, len(behaviour.mx), 0, 0)  # QR AA RD
+    question = _labels(qname) + struct.pack("!HH", dns.rdatatype.MX, dns.rdataclass.IN)
+    records = b""
+    for preference, host in behaviour.mx:
+        exchange = _exchange(host.rstrip(".").lower(), qname)
+        rdata = struct.pack("!H", preference) + exchange
+        records += _QNAME_POINTER + struct.pack("!HHIH", dns.rdatatype.MX, dns.rdataclass.IN, behaviour.ttl, len(rdata))
+        records += rdata
+    return header + question + records
+
+
+_QNAME_POINTER = b"\xc0\x0c"  # the question's name, at offset 12
+
+
+def _exchange(host: str, qname: str) -> bytes:
+    if host == qname:
+        return _QNAME_POINTER
+    if host.endswith("." + qname):
+        return _labels(host[: -len(qname) - 1], end=_QNAME_POINTER)
+    return _labels(host) if host else b"\0"
+
+
+def _labels(name: str, end: bytes = b"\0") -> bytes:
+    return b"".join(bytes((len(label),)) + label for label in name.encode("ascii").split(b".")) + end
 
 
 def _fill(response: dns.message.Message, qname: dns.name.Name, rdtype: int, behaviour: Behaviour) -> None:

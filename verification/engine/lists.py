@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from disposable_email_domains import blocklist as _disposable_blocklist
@@ -37,6 +37,7 @@ def parent_domains(domain: str) -> Iterator[str]:
         yield ".".join(labels[i:])
 
 
+@lru_cache(maxsize=1 << 16)  # a bulk chunk asks about the same few providers thousands of times
 def is_disposable(domain: str) -> bool:
     return any(candidate in _disposable_blocklist for candidate in parent_domains(domain))
 
