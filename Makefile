@@ -47,5 +47,11 @@ fmt: install-dev
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# The benchmark suite (bench/README.md): a table on stdout, JSON in var/bench/latest.json.
+# e.g. make bench BENCH_ARGS="--quick" or BENCH_ARGS="--only engine,bulk --rows 50000"
+bench: install-dev
+	@mkdir -p var/bench
+	$(PY) -m bench $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) var media staticfiles db.sqlite3*

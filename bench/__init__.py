@@ -1,0 +1,1 @@
+"""The benchmark suite: ``python -m bench`` (or ``make bench``). See bench/README.md."""

@@ -1,0 +1,117 @@
+"""``python -m bench``: run the scenarios, print the table and the target checks, write JSON."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from bench import bulk, engine, peer, report, scaling, single
+from bench.data import Dataset, default_domains, generate
+from bench.dnsd import DnsProcess, start_dns
+from bench.procs import ROOT, Processes
+from bench.results import Measurement
+
+SCENARIOS = ("engine", "bulk", "single", "peer", "scaling")
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--rows", type=int, help="rows in the generated list (default 100,000)")
+    parser.add_argument("--domains", type=int, help="distinct company domains (default rows / 5)")
+    parser.add_argument("--delay-ms", type=float, default=2.0, help="the DNS server's answer delay (default 2)")
+    parser.add_argument("--only", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS)}")
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of a couple of minutes")
+    parser.add_argument("--requests", type=int, help="requests per single sub-scenario (default 4000; quick 400)")
+    parser.add_argument("--peer-rows", type=int, help="cap the rows the peer scenario runs (default: all)")
+    parser.add_argument("--json", type=Path, default=ROOT / "var" / "bench" / "latest.json", help="JSON output")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows = args.rows or 5000
+        args.requests = args.requests or 400
+    args.rows = args.rows or 100_000
+    args.requests = args.requests or 4000
+    args.domains = args.domains or default_domains(args.rows)
+    args.only = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = set(args.only) - set(SCENARIOS)
+    if unknown:
+        parser.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    signal.signal(signal.SIGTERM, _terminate)  # stop everything as on Ctrl-C
+    results: list[Measurement] = []
+    failures: list[str] = []
+    started = time.monotonic()
+    data = generate(args.rows, args.domains)
+    _say(
+        f"{len(data.rows):,} rows ({data.unique:,} unique) over {args.domains:,} company domains; "
+        f"DNS delay {args.delay_ms} ms"
+    )
+    with Processes(dict(os.environ)) as processes:
+        dns = start_dns(processes, args.delay_ms)
+        for name in args.only if args.only else SCENARIOS:
+            run = _runner(name, args, data, dns, results)
+            _say(f"== {name}")
+            try:
+                results.extend(run())
+            except Exception as exc:  # one scenario failing must not lose the others
+                traceback.print_exc()
+                failures.append(f"{name}: {exc}")
+                _say(f"!!! scenario {name} aborted: {exc}")
+    found = report.targets(results)
+    print()
+    print(report.table(results))
+    print()
+    print(report.details(results))
+    print()
+    print("Targets (ratios within this run):")
+    print(report.checks(found))
+    for failure in failures:
+        print(f"!!! ABORTED {failure}")
+    options = {k: v for k, v in vars(args).items() if k != "json"}
+    report.write_json(args.json, options, results, found, failures)
+    print(f"\nJSON: {args.json}  ({time.monotonic() - started:.0f} s in all)")
+    return 1 if failures else 0
+
+
+def _runner(
+    name: str, args: argparse.Namespace, data: Dataset, dns: DnsProcess, results: list[Measurement]
+) -> Callable[[], list[Measurement]]:
+    if name == "engine":
+        return lambda: [engine.run(data, dns.address)]
+    if name == "peer":
+        return lambda: [peer.run(data, dns.host, dns.port, args.peer_rows)]
+    if name == "bulk":
+        return lambda: [
+            *bulk.run(data, dns.address, bulk.SQLITE, with_big_upload=True),
+            *bulk.run(data, dns.address, bulk.POSTGRES),
+        ]
+    if name == "single":
+        return lambda: single.run(dns.address, args.requests)
+    sizes = (args.rows // 10, args.rows // 2, args.rows)
+    reuse = {
+        m.count: m
+        for m in results
+        if m.scenario == "bulk" and m.extra.get("backend") == "sqlite" and args.domains == default_domains(m.count)
+    }
+    return lambda: scaling.run(dns.address, sizes, reuse)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _terminate(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    sys.exit(main())

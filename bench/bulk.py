@@ -1,0 +1,173 @@
+"""Scenario ``bulk``: the full service, HTTP upload to signed callback.
+
+A fresh stack per run: gunicorn (2 workers) for the web, django-q2 ``qcluster`` process(es)
+for the work, the loopback DNS process for DNS. SQLite with one qcluster, or PostgreSQL +
+Redis with two. The generated CSV is uploaded with a ``callback_url`` on a loopback
+receiver; the clock runs from the start of the upload to the callback's arrival. Then the
+result file is downloaded and its rows counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from bench.data import Dataset, wide_csv
+from bench.receiver import Receiver
+from bench.results import Measurement
+from bench.stack import Account, Stack
+
+JOB_TIMEOUT = 600.0  # a job not done by then aborts the scenario
+UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024
+WORKER_BOOT_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    backend: str  # "sqlite" or "postgres"
+    qclusters: int
+
+    @property
+    def label(self) -> str:
+        return "SQLite, 1 qcluster" if self.backend == "sqlite" else "PostgreSQL + Redis, 2 qclusters"
+
+
+SQLITE = Setup("sqlite", 1)
+POSTGRES = Setup("postgres", 2)
+
+
+class BenchAbort(RuntimeError):
+    """A scenario could not finish (job failed or timed out)."""
+
+
+def run(
+    data: Dataset, dns_address: str, setup: Setup, *, scenario: str = "bulk", with_big_upload: bool = False
+) -> list[Measurement]:
+    with Stack(setup.backend, dns_address) as stack, Receiver() as receiver:
+        account = stack.create_account("bulk@bench.example", credits=len(data.rows) + 1000)
+        receiver.secret = account.signing_secret
+        stack.start_web(workers=2)
+        for _ in range(setup.qclusters):
+            stack.start_qcluster()
+        time.sleep(WORKER_BOOT_SECONDS)  # the workers' start-up is not part of a job's throughput
+        measurement = _one_job(stack, account, receiver, data, setup, scenario)
+        results = [measurement]
+        if with_big_upload:
+            results.append(_big_upload(stack, setup))
+        return results
+
+
+def _one_job(
+    stack: Stack, account: Account, receiver: Receiver, data: Dataset, setup: Setup, scenario: str
+) -> Measurement:
+    content = data.csv_bytes()
+    started = time.monotonic()
+    response = requests.post(
+        f"{stack.base_url}/v1/verify/bulk",
+        files={"file": ("bench.csv", content, "text/csv")},
+        data={"callback_url": receiver.url},
+        headers=_auth(account),
+        timeout=120,
+    )
+    uploaded = time.monotonic()
+    if response.status_code != 202:
+        raise BenchAbort(f"upload refused: {response.status_code} {response.text[:300]}")
+    job_id = response.json()["id"]
+    callback = _wait(stack, account, receiver, job_id)
+    end_to_end = callback.arrived - started
+    workers, web = stack.worker_memory(), stack.web_memory()
+    errors = [] if callback.signature_ok else ["callback signature did NOT verify"]
+    if callback.body.get("status") != "completed":
+        errors.append(f"job ended {callback.body.get('status')}: {callback.body}")
+    result_rows = _result_rows(stack, account, job_id)
+    if result_rows != data.unique:
+        errors.append(f"RESULT FILE HAS {result_rows} ROWS, EXPECTED {data.unique} (unique addresses)")
+    rows = len(data.rows)
+    return Measurement(
+        scenario=scenario,
+        case=f"{setup.label}, {rows:,} rows",
+        unit="rows/s",
+        rate=rows / end_to_end,
+        count=rows,
+        seconds=end_to_end,
+        memory_mib={
+            "worker largest": workers.largest,
+            "worker sum": workers.total,
+            "web largest": web.largest,
+            "web sum": web.total,
+        },
+        extra={
+            "backend": setup.backend,
+            "qclusters": setup.qclusters,
+            "file_mb": len(content) / 1e6,
+            "upload_seconds": uploaded - started,
+            "end_to_end_seconds": end_to_end,
+            "seconds_per_1k_rows": end_to_end / rows * 1000,
+            "unique_rows": data.unique,
+            "result_rows": result_rows,
+            "callback": callback.body,
+        },
+        errors=errors,
+    )
+
+
+def _wait(stack: Stack, account: Account, receiver: Receiver, job_id: str) -> Any:
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while time.monotonic() < deadline:
+        callback = receiver.wait_for(job_id, timeout=2.0)
+        if callback is not None:
+            return callback
+        job = _job(stack, account, job_id)
+        if job["status"] == "failed":
+            raise BenchAbort(f"job {job_id} failed: {job}")
+    job = _job(stack, account, job_id)
+    raise BenchAbort(f"job {job_id} did not call back within {JOB_TIMEOUT:.0f} s; last seen: {job}")
+
+
+def _job(stack: Stack, account: Account, job_id: str) -> dict[str, Any]:
+    response = requests.get(f"{stack.base_url}/v1/jobs/{job_id}", headers=_auth(account), timeout=30)
+    response.raise_for_status()
+    return dict(response.json())
+
+
+def _result_rows(stack: Stack, account: Account, job_id: str) -> int:
+    url = _job(stack, account, job_id).get("result_download_url")
+    if not url:
+        return -1
+    response = requests.get(url, timeout=120)
+    response.raise_for_status()
+    return sum(1 for _ in csv.reader(io.StringIO(response.content.decode("utf-8")))) - 1
+
+
+def _big_upload(stack: Stack, setup: Setup) -> Measurement:
+    """The POST of a file just under the 25 MiB limit, timed alone (its job is left to the stack's shutdown)."""
+    account = stack.create_account("big-upload@bench.example", credits=200_000)
+    content = wide_csv(UPLOAD_LIMIT_BYTES)
+    started = time.monotonic()
+    response = requests.post(
+        f"{stack.base_url}/v1/verify/bulk",
+        files={"file": ("big.csv", content, "text/csv")},
+        headers=_auth(account),
+        timeout=120,
+    )
+    seconds = time.monotonic() - started
+    errors = [] if response.status_code == 202 else [f"upload refused: {response.status_code} {response.text[:300]}"]
+    return Measurement(
+        scenario="upload",
+        case=f"25 MiB file ({len(content) / 1e6:.1f} MB, {content.count(b'\n') - 1:,} rows), {setup.label}",
+        unit="MB/s",
+        rate=len(content) / 1e6 / seconds,
+        count=1,
+        seconds=seconds,
+        extra={"bytes": len(content), "upload_seconds": seconds, "status": response.status_code},
+        errors=errors,
+    )
+
+
+def _auth(account: Account) -> dict[str, str]:
+    return {"Authorization": f"Bearer {account.api_key}"}

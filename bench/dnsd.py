@@ -1,0 +1,61 @@
+"""The loopback DNS server in a process of its own (so it never shares a GIL with a benchmark).
+
+    python -m bench.dnsd --delay-ms 2
+
+It is the test suite's ``tests.support.dns_server.DnsServer``, answering every name as
+``bench.data.behaviour`` says. Prints ``host:port`` on its first stdout line, then serves
+until SIGTERM (or stdin closing, when stdin is a pipe).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+
+from bench.data import behaviour
+from bench.procs import PY, Processes
+from tests.support.dns_server import DnsServer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.dnsd")
+    parser.add_argument("--delay-ms", type=float, default=2.0)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with DnsServer(default=behaviour, delay=args.delay_ms / 1000, port=args.port) as server:
+        print(server.address, flush=True)
+        stop.wait()
+
+
+@dataclass(frozen=True)
+class DnsProcess:
+    address: str  # host:port
+    process: subprocess.Popen[bytes]
+
+    @property
+    def host(self) -> str:
+        return self.address.rsplit(":", 1)[0]
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+
+def start_dns(processes: Processes, delay_ms: float) -> DnsProcess:
+    process = processes.start(PY, "-m", "bench.dnsd", "--delay-ms", str(delay_ms), stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    line = process.stdout.readline().decode().strip()
+    if not line:
+        raise RuntimeError("the DNS server process did not start")
+    return DnsProcess(line, process)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

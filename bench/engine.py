@@ -1,0 +1,64 @@
+"""Scenario ``engine``: the verification engine in-process, the floor the service is measured against.
+
+Rows in chunks of 2,000 (as the bulk worker takes them) through ``verify_many`` with
+``lookup_domains``, dnspython's async resolver pointed at the loopback DNS process and an
+in-memory dict as the domain cache. No database, no HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Iterable
+from functools import partial
+
+from bench.data import Dataset
+from bench.procs import current_rss_mib, peak_rss_mib, reset_peak_rss
+from bench.results import Measurement
+from verification.engine import DomainAnswer, ResolverConfig, lookup_domains, verify_many
+from verification.engine.dns import make_resolver
+
+CHUNK = 2000
+
+
+class DictCache:
+    """The ``DomainCache`` protocol over a plain dict (no expiry: one run is far shorter than any TTL)."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, DomainAnswer] = {}
+
+    def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]:
+        return {d: self.answers[d] for d in domains if d in self.answers}
+
+    def put_many(self, answers: Iterable[DomainAnswer]) -> None:
+        for answer in answers:
+            self.answers[answer.domain] = answer
+
+
+def run(data: Dataset, dns_address: str) -> Measurement:
+    config = ResolverConfig(nameservers=(dns_address,), timeout=3, lifetime=3, concurrency=256)
+    lookup = partial(lookup_domains, cache=DictCache(), resolver=make_resolver(config), config=config)
+    pid = os.getpid()
+    reset = reset_peak_rss()
+    before = current_rss_mib(pid)
+    counts: dict[str, int] = {}
+    started = time.perf_counter()
+    for offset in range(0, len(data.rows), CHUNK):
+        for verdict in verify_many(data.rows[offset : offset + CHUNK], lookup):
+            counts[str(verdict.status)] = counts.get(str(verdict.status), 0) + 1
+    seconds = time.perf_counter() - started
+    rows = len(data.rows)
+    errors = [] if reset else ["could not reset VmHWM: the memory figure is the process's lifetime peak"]
+    if counts.get("unknown"):
+        errors.append(f"{counts['unknown']} rows came back 'unknown' (DNS failures): the DNS server is overloaded")
+    return Measurement(
+        scenario="engine",
+        case="in-process, dict domain cache",
+        unit="rows/s",
+        rate=rows / seconds,
+        count=rows,
+        seconds=seconds,
+        memory_mib={"bench process (increase)": max(0.0, peak_rss_mib(pid) - before)},
+        extra={"verdicts": counts},
+        errors=errors,
+    )

@@ -1,0 +1,165 @@
+"""Starting and stopping the processes a benchmark needs, and reading their peak memory.
+
+Every process is started in a session of its own, so it and its children (gunicorn's
+and qcluster's workers) form one process group that is stopped as a whole: SIGTERM,
+then SIGKILL after a grace period. ``Processes`` stops everything it started on exit,
+also on an exception or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float = 60.0, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process {process.args!r} exited with {process.returncode} before listening")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listened on 127.0.0.1:{port} within {timeout:.0f} s")
+
+
+def group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == pgid:
+                    members.append(int(entry.name))
+            except (ProcessLookupError, PermissionError):
+                continue
+    return sorted(members)
+
+
+def peak_rss_mib(pid: int) -> float:
+    """VmHWM (the peak resident set) of one process, in MiB; 0 when it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def current_rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's VmHWM to its current RSS (Linux: clear_refs 5). False when not allowed."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class GroupMemory:
+    """Peak RSS of each member of a process group (MiB)."""
+
+    peaks: tuple[float, ...]
+
+    @property
+    def largest(self) -> float:
+        return max(self.peaks, default=0.0)
+
+    @property
+    def total(self) -> float:
+        return sum(self.peaks)
+
+
+def group_memory(pgid: int, *, exclude_leader: bool = False) -> GroupMemory:
+    pids = [pid for pid in group_members(pgid) if not (exclude_leader and pid == pgid)]
+    return GroupMemory(tuple(peak_rss_mib(pid) for pid in pids))
+
+
+@dataclass
+class Processes:
+    """The processes of one benchmark; ``stop_all`` (or leaving the ``with``) ends every one."""
+
+    env: dict[str, str]
+    started: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(
+        self, *argv: str, env: dict[str, str] | None = None, stdout: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=ROOT,
+            env=env or self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout if stdout is not None else subprocess.DEVNULL,
+            stderr=None,  # errors of a service under load are worth seeing
+            start_new_session=True,
+        )
+        self.started.append(process)
+        return process
+
+    def manage(self, *argv: str, timeout: float = 300) -> str:
+        done = subprocess.run(
+            [PY, "manage.py", *argv], cwd=ROOT, env=self.env, capture_output=True, timeout=timeout, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(argv)} failed:\n{done.stderr.decode()[-3000:]}")
+        return done.stdout.decode()
+
+    def stop(self, process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+        stop_group(process, grace)
+
+    def stop_all(self) -> None:
+        for process in reversed(self.started):
+            stop_group(process, grace=10.0)
+        self.started.clear()
+
+    def __enter__(self) -> Processes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_all()
+
+
+def stop_group(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """SIGTERM the process's group, SIGKILL whatever is left after ``grace`` seconds."""
+    pgid = process.pid
+    if process.poll() is None or group_members(pgid):
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and (process.poll() is None or group_members(pgid)):
+            time.sleep(0.05)
+        _signal_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

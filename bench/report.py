@@ -1,0 +1,168 @@
+"""The results table, the target checks (each met / missed with its two figures), the JSON file."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.results import Measurement
+from bench.single import DOMAIN_CACHED, FLOOR
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    measured: str  # the figure checked, as text
+    limit: str  # what it is checked against, as text
+    met: bool | None  # None: not measured this run
+
+
+def _find(
+    results: list[Measurement], scenario: str, test: Callable[[Measurement], bool] = lambda m: True
+) -> Measurement | None:
+    return next((m for m in results if m.scenario == scenario and test(m)), None)
+
+
+def _backend(name: str) -> Callable[[Measurement], bool]:
+    return lambda m: m.extra.get("backend") == name
+
+
+def targets(results: list[Measurement]) -> list[Target]:
+    out: list[Target] = []
+    engine, peer = _find(results, "engine"), _find(results, "peer")
+    for backend, label in (("sqlite", "SQLite"), ("postgres", "PostgreSQL")):
+        bulk = _find(results, "bulk", _backend(backend))
+        out.append(_ratio(f"bulk ({label}) ≥ 50% of engine throughput", bulk, engine, 0.5, "rows/s"))
+        out.append(_ratio(f"bulk ({label}) ≥ 10× peer throughput", bulk, peer, 10.0, "rows/s"))
+        out.append(_worker_memory(label, bulk))
+    upload = _find(results, "upload")
+    out.append(
+        Target(
+            "upload of a 25 MB file ≤ 3 s",
+            f"{upload.seconds:.2f} s" if upload else "-",
+            "3 s",
+            (upload.seconds <= 3.0 and not upload.errors) if upload else None,
+        )
+    )
+    floor = _find(results, "single", lambda m: m.case == FLOOR)
+    verify = _find(results, "single", lambda m: m.case == DOMAIN_CACHED)
+    out.append(_ratio("single: verify (one key, domain cached) ≥ 50% of floor req/s", verify, floor, 0.5, "req/s"))
+    if verify and verify.p50_ms and verify.p99_ms:
+        out.append(
+            Target(
+                "single: verify p99 ≤ 5× p50",
+                f"p99 {verify.p99_ms:.1f} ms",
+                f"5 × p50 {verify.p50_ms:.1f} ms = {5 * verify.p50_ms:.1f} ms",
+                verify.p99_ms <= 5 * verify.p50_ms,
+            )
+        )
+    else:
+        out.append(Target("single: verify p99 ≤ 5× p50", "-", "-", None))
+    out.append(_scaling(results))
+    return out
+
+
+def _ratio(name: str, a: Measurement | None, b: Measurement | None, factor: float, unit: str) -> Target:
+    if a is None or b is None:
+        return Target(name, "-", "-", None)
+    return Target(
+        name,
+        f"{a.rate:,.0f} {unit}",
+        f"{factor:g} × {b.rate:,.0f} = {factor * b.rate:,.0f} {unit} (ratio {a.rate / b.rate:.2f})",
+        a.rate >= factor * b.rate and not a.errors,
+    )
+
+
+def _worker_memory(label: str, bulk: Measurement | None) -> Target:
+    name = f"bulk ({label}) 100,000 rows: worker peak memory ≤ 300 MB"
+    if bulk is None:
+        return Target(name, "-", "-", None)
+    peak = bulk.memory_mib.get("worker largest", 0.0)
+    at = f" (run at {bulk.count:,} rows)" if bulk.count != 100_000 else ""
+    return Target(name, f"{peak:.0f} MiB{at}", "300 MB", peak * 1.048576 <= 300 if not at else None)
+
+
+def _scaling(results: list[Measurement]) -> Target:
+    name = "scaling: cost per row at the largest size within 20% of the smallest"
+    runs = sorted((m for m in results if m.scenario == "scaling"), key=lambda m: m.count)
+    if len(runs) < 2:
+        return Target(name, "-", "-", None)
+    small, large = runs[0], runs[-1]
+    a, b = large.extra["seconds_per_1k_rows"], small.extra["seconds_per_1k_rows"]
+    return Target(
+        name,
+        f"{a:.3f} s/1k rows at {large.count:,}",
+        f"1.2 × {b:.3f} s/1k rows at {small.count:,} = {1.2 * b:.3f} (ratio {a / b:.2f})",
+        a <= 1.2 * b,
+    )
+
+
+def table(results: list[Measurement]) -> str:
+    header = ["scenario", "case", "rate", "p50 ms", "p95 ms", "p99 ms", "seconds", "peak memory (MiB)"]
+    rows = [header]
+    for m in results:
+        rows.append(
+            [
+                m.scenario,
+                m.case,
+                f"{m.rate:,.1f} {m.unit}" if m.unit == "MB/s" else f"{m.rate:,.0f} {m.unit}",
+                _ms(m.p50_ms),
+                _ms(m.p95_ms),
+                _ms(m.p99_ms),
+                f"{m.seconds:.1f}",
+                _memory(m.memory_mib),
+            ]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"
+
+
+def _memory(memory: dict[str, float]) -> str:
+    return ", ".join(f"{label} {value:.0f}" for label, value in memory.items())
+
+
+def details(results: list[Measurement]) -> str:
+    lines = []
+    for m in results:
+        if m.scenario in ("bulk", "scaling", "upload"):
+            keys = ("file_mb", "upload_seconds", "end_to_end_seconds", "seconds_per_1k_rows", "result_rows")
+            shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in m.extra.items() if k in keys}
+            lines.append(f"{m.scenario} / {m.case}: {shown}")
+        elif m.scenario == "single":
+            lines.append(
+                f"single / {m.case}: server response_time_ms median {m.extra.get('server_response_time_ms_median')}, "
+                f"statuses {m.extra.get('statuses')}"
+            )
+        for error in m.errors:
+            lines.append(f"!!! {m.scenario} / {m.case}: {error}")
+    return "\n".join(lines)
+
+
+def checks(found: list[Target]) -> str:
+    word = {True: "met   ", False: "MISSED", None: "n/a   "}
+    return "\n".join(f"{word[t.met]}  {t.name}: {t.measured} vs {t.limit}" for t in found)
+
+
+def write_json(
+    path: Path, options: dict[str, Any], results: list[Measurement], found: list[Target], failures: list[str]
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "options": options,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "measurements": [m.to_dict() for m in results],
+        "targets": [asdict(t) for t in found],
+        "failures": failures,
+    }
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n")

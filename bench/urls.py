@@ -1,0 +1,27 @@
+"""The service's URLs plus ``POST /v1/_floor``: authenticated, throttled, and doing nothing.
+
+Only ``bench.settings`` routes here: production code has no floor endpoint. It measures
+what the framework costs (auth, rate limit, parser, renderer, middleware) before any work.
+"""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, URLResolver, include, path
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.urls import urlpatterns as service_urlpatterns
+from lib.api import AccountAPIView
+
+
+class FloorApi(AccountAPIView):
+    def post(self, request: Request) -> Response:
+        return Response({})
+
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("v1/_floor", FloorApi.as_view(), name="bench-floor"),
+    path("", include(service_urlpatterns)),
+]
+
+handler500 = "lib.errors.server_error"
