@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.db.models import Sum
 
 from accounts.models import Account
 from billing.models import LedgerEntry
 from billing.services import InsufficientCredits, credits_grant, credits_release, credits_reserve, credits_spend
 from tests.factories import AccountFactory
+from tests.support.threads import run_at_once
 
 
 def ledger_sum(account: Account) -> int:
@@ -53,29 +51,6 @@ def test_spend_never_goes_below_zero() -> None:
 def test_grant_must_be_positive() -> None:
     with pytest.raises(ValueError):
         credits_grant(account=AccountFactory(credits=0), amount=0)
-
-
-def run_at_once[T](count: int, work: Callable[[], T]) -> list[T]:
-    """Run `work` in `count` threads released together; each thread closes its own connection."""
-    barrier = threading.Barrier(count)
-    results: list[T] = []
-    lock = threading.Lock()
-
-    def thread_main() -> None:
-        barrier.wait()
-        try:
-            result = work()
-        finally:
-            connections.close_all()
-        with lock:
-            results.append(result)
-
-    threads = [threading.Thread(target=thread_main) for _ in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking is a PostgreSQL property")

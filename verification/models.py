@@ -31,6 +31,8 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         """Store definitive answers until their TTL runs out (a bulk chunk writes thousands at once)."""
         now = timezone.now()
         resolved_at = sql.db_datetime(now)
+        # Sorted: two workers storing overlapping domains lock their rows in the same order,
+        # so PostgreSQL never finds them deadlocked.
         rows = [
             (
                 a.domain,
@@ -39,7 +41,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
                 resolved_at,
                 sql.db_datetime(now + timedelta(seconds=a.ttl)),
             )
-            for a in answers
+            for a in sorted(answers, key=lambda answer: answer.domain)
             if a.cacheable
         ]
         if not rows:

@@ -1,0 +1,26 @@
+"""The domain cache shared by every account and worker, under concurrent writers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.db import connection
+
+from tests.support.threads import run_at_once
+from verification.engine import DomainAnswer, DomainStatus
+from verification.models import DomainRecord
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and deadlocks are PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_workers_storing_overlapping_domains_never_deadlock() -> None:
+    answers = [DomainAnswer(f"d{i}.com", DomainStatus.MX, 3600, (f"mx.d{i}.com",)) for i in range(2000)]
+
+    def store_in_own_order() -> None:
+        mine = answers[:]
+        random.shuffle(mine)  # each worker meets its chunk's domains in its own order
+        DomainRecord.objects.put_many(mine)
+
+    run_at_once(4, store_in_own_order)
+    assert DomainRecord.objects.count() == 2000
