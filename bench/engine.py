@@ -1,7 +1,7 @@
 """Scenario ``engine``: the verification engine in-process, the floor the service is measured against.
 
 Rows in chunks of 2,000 (as the bulk worker takes them) through ``verify_many`` with
-``lookup_domains``, dnspython's async resolver pointed at the loopback DNS process and an
+``lookup_domains``, the engine's batch resolver pointed at the loopback DNS process and an
 in-memory dict as the domain cache. No database, no HTTP.
 """
 
@@ -15,8 +15,7 @@ from functools import partial
 from bench.data import Dataset
 from bench.procs import current_rss_mib, peak_rss_mib, reset_peak_rss
 from bench.results import Measurement
-from verification.engine import DomainAnswer, ResolverConfig, lookup_domains, verify_many
-from verification.engine.dns import make_resolver
+from verification.engine import BatchResolver, DomainAnswer, ResolverConfig, lookup_domains, verify_many
 
 CHUNK = 2000
 
@@ -37,7 +36,7 @@ class DictCache:
 
 def run(data: Dataset, dns_address: str) -> Measurement:
     config = ResolverConfig(nameservers=(dns_address,), timeout=3, lifetime=3, concurrency=256)
-    lookup = partial(lookup_domains, cache=DictCache(), resolver=make_resolver(config), config=config)
+    lookup = partial(lookup_domains, cache=DictCache(), resolver=BatchResolver(config))
     pid = os.getpid()
     reset = reset_peak_rss()
     before = current_rss_mib(pid)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+import redis
 import time_machine
 from django.test import Client
 from django.utils import timezone
 
+from accounts.models import RateWindow
 from tests.conftest import Persona, make_persona
+from tests.support.threads import run_at_once
 
 
 def assert_error(response, status: int, code: str, param: str | None = None) -> dict:
@@ -189,3 +193,33 @@ def test_higher_plans_allow_more_requests(db: None, plan: str, limit: int) -> No
     with time_machine.travel(timezone.now().replace(microsecond=0), tick=False):
         statuses = [persona.verify("x@good.com").status_code for _ in range(limit + 1)]
     assert statuses.count(200) == limit and statuses[-1] == 429
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_database_rate_counter_counts_every_concurrent_request_once() -> None:
+    key_id = make_persona(plan_code="free", credits=1).account.api_keys.get().pk
+    counts = run_at_once(30, lambda: RateWindow.objects.hit(key_id=key_id, second=1_800_000_000))
+    assert sorted(counts) == list(range(1, 31))
+
+
+@pytest.fixture
+def redis_rate_counter(settings):
+    url = "redis://127.0.0.1:6379/12"
+    try:
+        redis.Redis.from_url(url).flushdb()
+    except redis.ConnectionError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("no Redis on 127.0.0.1:6379 (CI always has one)")
+    settings.REDIS_URL = url
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}}
+    yield
+    redis.Redis.from_url(url).flushdb()
+
+
+def test_with_redis_the_rate_is_counted_in_redis(db: None, redis_rate_counter: None) -> None:
+    free = make_persona(plan_code="free", credits=100)
+    with time_machine.travel(timezone.now().replace(microsecond=0), tick=False):
+        statuses = [free.verify("x@good.com").status_code for _ in range(6)]
+    assert statuses == [200] * 5 + [429]
+    assert not RateWindow.objects.exists()
