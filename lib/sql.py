@@ -10,6 +10,7 @@ and test isolation stay Django's. Everything else uses the ORM.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ def execute_many(sql: str, rows: Sequence[Sequence[Any]]) -> None:
         cursor.executemany(sql, rows)
 
 
+@functools.cache  # one database vendor per process; quoting is on every request's path
 def table(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 

@@ -10,14 +10,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 
 from billing.services import InsufficientCredits
-from lib.api import AccountAPIView, error_responses, validated
+from lib.api import AccountAPIView, error_responses
 from lib.errors import ApiError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Verdict
 from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
 from verification.idempotency import run_idempotent
 from verification.models import IdempotencyRecord
-from verification.serializers import VerificationResultSerializer, VerifyRequestSerializer
+from verification.serializers import VerificationResultSerializer, VerifyRequestSerializer, verify_request
 from verification.services import verification_perform
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -41,8 +41,8 @@ class VerifyApi(AccountAPIView):
         ),
     )
     def post(self, request: Request) -> HttpResponse:
-        data = validated(VerifyRequestSerializer, request.data)
-        if data["validation_mode"] == "deep":
+        email, mode = verify_request(request.data)
+        if mode == "deep":
             raise ApiError(400, "deep_mode_disabled", "Deep validation is not available yet.", "validation_mode")
         account = self.account
         if account.credit_balance < 1:
@@ -55,7 +55,7 @@ class VerifyApi(AccountAPIView):
             return render_json({**verdict.to_dict(), "cached": cached, "response_time_ms": elapsed_ms})
 
         def handle(record: IdempotencyRecord | None) -> HttpResponse:
-            body = verification_perform(account=account, email=data["email"], render=render, idempotency=record)
+            body = verification_perform(account=account, email=email, render=render, idempotency=record)
             return HttpResponse(body, content_type=JSON_CONTENT_TYPE)
 
         fingerprint = hashlib.sha256(json.dumps(request.data, sort_keys=True).encode()).hexdigest()
