@@ -48,6 +48,10 @@ def table(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def is_postgresql() -> bool:
+    return connection.vendor == "postgresql"
+
+
 def placeholders(count: int) -> str:
     return ", ".join(["%s"] * count)
 

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from lib import sql
@@ -12,46 +13,68 @@ from verification.engine import DomainAnswer, DomainStatus, Verdict
 
 
 class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
+    # Hand-written (lib/sql.py): every verification reads here, and a bulk chunk reads and
+    # writes thousands of domains at once. PostgreSQL takes them as one array parameter.
+
     def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]:
-        """Fresh answers for these domains. Hand-written (lib/sql.py): every verification reads here."""
+        """Fresh answers for these domains."""
         now = timezone.now()
         found: dict[str, DomainAnswer] = {}
-        for chunk in _batches(list(domains), 900):  # under SQLite's bound-parameter limit
-            rows = sql.fetch_all(
-                f"SELECT domain, status, mx_hosts, expires_at FROM {sql.table(DomainRecord)}"
-                f" WHERE domain IN ({sql.placeholders(len(chunk))}) AND expires_at > %s",
-                [*chunk, sql.db_datetime(now)],
-            )
-            for domain, status, hosts, expires_at in rows:
-                left = _seconds_left(sql.aware(expires_at), now)
-                found[domain] = DomainAnswer(domain, DomainStatus(status), left, tuple(sql.from_json(hosts)))
+        for domain, status, hosts, expires_at in self._fresh_rows(list(domains), now):
+            left = _seconds_left(sql.aware(expires_at), now)
+            found[domain] = DomainAnswer(domain, DomainStatus(status), left, tuple(sql.from_json(hosts)))
         return found
 
+    def _fresh_rows(self, domains: list[str], now: datetime) -> Iterator[tuple[Any, ...]]:
+        select = f"SELECT domain, status, mx_hosts, expires_at FROM {sql.table(DomainRecord)} WHERE expires_at > %s"
+        if sql.is_postgresql():
+            yield from sql.fetch_all(select + " AND domain = ANY(%s)", [now, domains])
+            return
+        for chunk in _batches(domains, 900):  # under SQLite's bound-parameter limit
+            yield from sql.fetch_all(
+                select + f" AND domain IN ({sql.placeholders(len(chunk))})", [sql.db_datetime(now), *chunk]
+            )
+
     def put_many(self, answers: Iterable[DomainAnswer]) -> None:
-        """Store definitive answers until their TTL runs out (a bulk chunk writes thousands at once)."""
-        now = timezone.now()
-        resolved_at = sql.db_datetime(now)
+        """Store definitive answers until their TTL runs out."""
         # Sorted: two workers storing overlapping domains lock their rows in the same order,
         # so PostgreSQL never finds them deadlocked.
-        rows = [
-            (
-                a.domain,
-                a.status.value,
-                sql.db_json(list(a.mx_hosts)),
-                resolved_at,
-                sql.db_datetime(now + timedelta(seconds=a.ttl)),
-            )
-            for a in sorted(answers, key=lambda answer: answer.domain)
-            if a.cacheable
-        ]
-        if not rows:
+        cacheable = sorted((a for a in answers if a.cacheable), key=lambda answer: answer.domain)
+        if not cacheable:
             return
+        now = timezone.now()
+        insert = f"INSERT INTO {sql.table(DomainRecord)} (domain, status, mx_hosts, resolved_at, expires_at)"
+        upsert = (
+            " ON CONFLICT (domain) DO UPDATE SET status = excluded.status, mx_hosts = excluded.mx_hosts,"
+            " resolved_at = excluded.resolved_at, expires_at = excluded.expires_at"
+        )
+        outermost = not connection.in_atomic_block
         with transaction.atomic():
-            sql.execute_many(
-                f"INSERT INTO {sql.table(DomainRecord)} (domain, status, mx_hosts, resolved_at, expires_at)"
-                f" VALUES (%s, %s, %s, %s, %s) ON CONFLICT (domain) DO UPDATE SET status = excluded.status,"
-                f" mx_hosts = excluded.mx_hosts, resolved_at = excluded.resolved_at, expires_at = excluded.expires_at",
-                rows,
+            if not sql.is_postgresql():
+                rows = [
+                    (
+                        a.domain,
+                        a.status.value,
+                        sql.db_json(list(a.mx_hosts)),
+                        sql.db_datetime(now),
+                        sql.db_datetime(now + timedelta(seconds=a.ttl)),
+                    )
+                    for a in cacheable
+                ]
+                sql.execute_many(insert + " VALUES (%s, %s, %s, %s, %s)" + upsert, rows)
+                return
+            if outermost:  # a cache: losing its last instant in a server crash costs a lookup, so no fsync wait
+                sql.execute("SET LOCAL synchronous_commit TO OFF", [])
+            columns = [
+                [a.domain for a in cacheable],
+                [a.status.value for a in cacheable],
+                [json.dumps(list(a.mx_hosts)) for a in cacheable],
+                [a.ttl for a in cacheable],
+            ]
+            sql.execute(
+                insert + " SELECT d, s, m::jsonb, %s, %s + make_interval(secs => t)"
+                " FROM unnest(%s::text[], %s::text[], %s::text[], %s::int[]) AS a(d, s, m, t)" + upsert,
+                [now, now, *columns],
             )
 
 
