@@ -175,7 +175,7 @@ class _Batch:
         self.selector = selectors.DefaultSelector()
         self.sockets: dict[tuple[int, int], socket.socket] = {}  # (nameserver, slot)
         self.inflight: dict[tuple[int, int, int], _Query] = {}  # (nameserver, socket, query id)
-        self.timers: list[tuple[float, int, tuple[int, int, int]]] = []
+        self.timers: list[tuple[float, int, tuple[int, int, int], _Query]] = []
         self.answers: dict[str, DomainAnswer] = {}
         self.truncated: list[tuple[str, int]] = []
         self.sent = 0
@@ -217,7 +217,7 @@ class _Batch:
             return
         key = (server, slot, qid)
         self.inflight[key] = query
-        heapq.heappush(self.timers, (min(now + self.config.timeout, query.deadline), self.sent, key))
+        heapq.heappush(self.timers, (min(now + self.config.timeout, query.deadline), self.sent, key, query))
 
     def socket_for(self, server: int, slot: int) -> socket.socket:
         if (server, slot) in self.sockets:
@@ -237,9 +237,7 @@ class _Batch:
         while True:
             try:
                 data = sock.recv(65535)
-            except BlockingIOError:
-                return
-            except OSError:  # e.g. ICMP port unreachable, reported once on a connected socket
+            except OSError:  # nothing left (BlockingIOError), or an ICMP error reported once
                 return
             try:
                 reply = dnswire.decode_reply(data)
@@ -263,9 +261,9 @@ class _Batch:
     def expire(self) -> None:
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
-            _, _, key = heapq.heappop(self.timers)
-            query = self.inflight.pop(key, None)
-            if query is not None:  # no answer in time: next nameserver, or give up
+            _, _, key, query = heapq.heappop(self.timers)
+            if self.inflight.get(key) is query:  # no answer in time: next nameserver, or give up
+                del self.inflight[key]
                 self.send(query)
 
     def close(self) -> None:
