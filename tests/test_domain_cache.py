@@ -13,7 +13,9 @@ from verification.models import DomainRecord
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and deadlocks are PostgreSQL's")
-@pytest.mark.django_db(transaction=True)
+# serialized_rollback: a plain flush would re-create content types under new ids, which a
+# later serialized_rollback test (the browser's) then collides with.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_workers_storing_overlapping_domains_never_deadlock() -> None:
     answers = [DomainAnswer(f"d{i}.com", DomainStatus.MX, 3600, (f"mx.d{i}.com",)) for i in range(2000)]
 
