@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -57,7 +57,10 @@ class Verdict:
         return _CACHE_SECONDS[self.status]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Not dataclasses.asdict (a recursive deep copy): every verification renders this.
+        data = {name: getattr(self, name) for name in _VERDICT_FIELDS}
+        data["checks"] = {name: getattr(self.checks, name) for name in _CHECK_FIELDS}
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
@@ -75,6 +78,8 @@ class Verdict:
         )
 
 
+_VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
+_CHECK_FIELDS = tuple(f.name for f in fields(Checks))
 _CACHE_SECONDS = {Status.VALID: 24 * 3600, Status.RISKY: 24 * 3600, Status.INVALID: 3600, Status.UNKNOWN: 0}
 
 # (status, sub_status, is_valid, confidence, score) for each rule of the contract's table.
