@@ -54,19 +54,17 @@ def group_members(pgid: int) -> list[int]:
 
 def peak_rss_mib(pid: int) -> float:
     """VmHWM (the peak resident set) of one process, in MiB; 0 when it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+    return _status_mib(pid, "VmHWM")
 
 
 def current_rss_mib(pid: int) -> float:
+    return _status_mib(pid, "VmRSS")
+
+
+def _status_mib(pid: int, field: str) -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import dns.flags
 import dns.message
+import dns.query
 import dns.rcode
 import dns.rdatatype
 import dns.rrset
@@ -82,6 +83,12 @@ def test_an_answer_too_big_for_udp_is_fetched_over_tcp(resolve, dns_server: DnsS
     answer = resolve("big-company.com")["big-company.com"]
     assert (answer.status, answer.mx_hosts) == (DomainStatus.MX, tuple(hosts))
     assert dns_server.queries - before == 2  # truncated over UDP, then whole over TCP
+
+
+def test_the_loopback_server_speaks_tcp_as_dnspython_does(dns_server: DnsServer) -> None:
+    # The server frames TCP messages with the resolver's own dnswire code; dnspython checks the framing.
+    answer = dns.query.tcp(dns.message.make_query("good.com.", "MX"), "127.0.0.1", port=dns_server.port, timeout=2)
+    assert sorted(rr.exchange.to_text() for rr in answer.answer[0]) == ["mx1.good.com.", "mx2.good.com."]
 
 
 def test_ttl_is_kept_within_the_bounds(resolve, dns_server: DnsServer) -> None:

@@ -31,6 +31,8 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
+from verification.engine import dnswire
+
 ZONE_SOA = "ns.loopback. hostmaster.loopback. 1 3600 600 86400 300"
 
 
@@ -127,11 +129,10 @@ class DnsServer:
         conn, _ = self._tcp.accept()
         with conn:
             conn.settimeout(2)
-            with contextlib.suppress(OSError, ValueError):
-                length = int.from_bytes(_read_exactly(conn, 2))
-                reply = self._answer(_read_exactly(conn, length), udp=False)
+            with contextlib.suppress(OSError):
+                reply = self._answer(dnswire.read_tcp_message(conn), udp=False)
                 if reply is not None:
-                    conn.sendall(len(reply).to_bytes(2) + reply)
+                    conn.sendall(dnswire.tcp_frame(reply))
 
     def _answer(self, data: bytes, udp: bool = True) -> bytes | None:
         try:
@@ -171,16 +172,6 @@ def _bind_pair(host: str, port: int) -> tuple[socket.socket, socket.socket]:
         tcp.listen(16)
         return udp, tcp
     raise OSError("no port free for both UDP and TCP")
-
-
-def _read_exactly(conn: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise ValueError("connection closed")
-        data += chunk
-    return data
 
 
 def _question(data: bytes) -> tuple[str, int, int]:

@@ -19,7 +19,6 @@ import heapq
 import secrets
 import selectors
 import socket
-import struct
 import time
 from collections import deque
 from collections.abc import Collection, Iterable
@@ -148,10 +147,9 @@ class BatchResolver:
         query = dnswire.encode_query(secrets.randbits(16), domain)
         try:
             with socket.create_connection(nameserver, timeout=self.config.timeout) as conn:
-                conn.sendall(struct.pack("!H", len(query)) + query)
-                (length,) = struct.unpack("!H", _receive(conn, 2))
-                reply = dnswire.decode_reply(_receive(conn, length))
-        except (OSError, dnswire.WireError, struct.error):
+                conn.sendall(dnswire.tcp_frame(query))
+                reply = dnswire.decode_reply(dnswire.read_tcp_message(conn))
+        except (OSError, dnswire.WireError):
             return None
         return reply if reply.question == domain.lower() else None
 
@@ -271,16 +269,6 @@ class _Batch:
             self.selector.unregister(sock)
             sock.close()
         self.selector.close()
-
-
-def _receive(conn: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise OSError("connection closed mid-message")
-        data += chunk
-    return data
 
 
 def _failure(domain: str) -> DomainAnswer:

@@ -7,6 +7,7 @@ that. The tests check the decoder against answers built with dnspython's message
 
 from __future__ import annotations
 
+import socket
 import struct
 from dataclasses import dataclass, field
 
@@ -50,6 +51,27 @@ def encode_query(qid: int, domain: str) -> bytes:
     qname = b"".join(bytes((len(label),)) + label for label in labels) + b"\0"
     opt = b"\0" + struct.pack("!HHIH", OPT, UDP_PAYLOAD, 0, 0)
     return _HEADER.pack(qid, _FLAG_RD, 1, 0, 0, 1) + qname + struct.pack("!HH", MX, 1) + opt
+
+
+def tcp_frame(message: bytes) -> bytes:
+    """A message as sent over TCP: after its length in two bytes (RFC 1035 4.2.2)."""
+    return struct.pack("!H", len(message)) + message
+
+
+def read_tcp_message(conn: socket.socket) -> bytes:
+    """One length-prefixed message from a TCP connection. Raises OSError if it closes early."""
+    (length,) = struct.unpack("!H", _read_exactly(conn, 2))
+    return _read_exactly(conn, length)
+
+
+def _read_exactly(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise OSError("connection closed mid-message")
+        data += chunk
+    return data
 
 
 def decode_reply(wire: bytes) -> Reply:
