@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.models import RateWindow
 from tests.conftest import Persona, make_persona
+from tests.support.db import committed_db
 from tests.support.threads import run_at_once
 
 
@@ -195,9 +196,7 @@ def test_higher_plans_allow_more_requests(db: None, plan: str, limit: int) -> No
     assert statuses.count(200) == limit and statuses[-1] == 429
 
 
-# serialized_rollback: a plain flush would re-create content types under new ids, which a
-# later serialized_rollback test (the browser's) then collides with.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@committed_db
 def test_the_database_rate_counter_counts_every_concurrent_request_once() -> None:
     key_id = make_persona(plan_code="free", credits=1).account.api_keys.get().pk
     counts = run_at_once(30, lambda: RateWindow.objects.hit(key_id=key_id, second=1_800_000_000))

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from django.db import connections
 
+from tests.support.db import committed_db
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -48,7 +50,7 @@ pytestmark = [
         reason=f"{CHROMIUM} is missing (apt-get install chromium); set CI=true to make this a failure",
     ),
     # live_server needs committed data; serialized rollback restores the plans afterwards.
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    committed_db,
 ]
 
 if CHROMIUM.exists() or IN_CI:

@@ -10,6 +10,7 @@ from accounts.models import Account
 from billing.models import LedgerEntry
 from billing.services import InsufficientCredits, credits_grant, credits_release, credits_reserve, credits_spend
 from tests.factories import AccountFactory
+from tests.support.db import committed_db
 from tests.support.threads import run_at_once
 
 
@@ -54,7 +55,7 @@ def test_grant_must_be_positive() -> None:
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking is a PostgreSQL property")
-@pytest.mark.django_db(transaction=True)
+@committed_db
 def test_twenty_concurrent_spends_against_ten_credits_on_postgresql() -> None:
     account = AccountFactory(credits=10)
 
@@ -72,7 +73,7 @@ def test_twenty_concurrent_spends_against_ten_credits_on_postgresql() -> None:
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locking is a PostgreSQL property")
-@pytest.mark.django_db(transaction=True)
+@committed_db
 def test_concurrent_reservations_never_overdraw_on_postgresql() -> None:
     account = AccountFactory(credits=100)
     held = run_at_once(

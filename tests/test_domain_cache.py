@@ -7,15 +7,14 @@ import random
 import pytest
 from django.db import connection
 
+from tests.support.db import committed_db
 from tests.support.threads import run_at_once
 from verification.engine import DomainAnswer, DomainStatus
 from verification.models import DomainRecord
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and deadlocks are PostgreSQL's")
-# serialized_rollback: a plain flush would re-create content types under new ids, which a
-# later serialized_rollback test (the browser's) then collides with.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@committed_db
 def test_workers_storing_overlapping_domains_never_deadlock() -> None:
     answers = [DomainAnswer(f"d{i}.com", DomainStatus.MX, 3600, (f"mx.d{i}.com",)) for i in range(2000)]
 

@@ -9,6 +9,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from config.wsgi import application
 from tests.conftest import make_persona
+from tests.support.db import committed_db
 
 
 def test_schema_is_valid_openapi(client, tmp_path) -> None:
@@ -24,8 +25,8 @@ def test_docs_page_is_served_without_a_cdn(client) -> None:
     assert b"cdn." not in response.content and b"unpkg" not in response.content
 
 
-def test_fuzzing_verify_finds_no_500_and_nothing_off_schema(transactional_db: None) -> None:
-    # Transactional: the raw WSGI app closes the connection after each request, as in production.
+@committed_db  # the raw WSGI app closes the connection after each request, as in production
+def test_fuzzing_verify_finds_no_500_and_nothing_off_schema() -> None:
     owner = make_persona(plan_code="enterprise", credits=10_000)
     schema = schemathesis.openapi.from_wsgi("/v1/openapi.json", application)
     operation = schema["/v1/verify"]["POST"]
