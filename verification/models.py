@@ -51,12 +51,13 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         outermost = not connection.in_atomic_block
         with transaction.atomic():
             if not sql.is_postgresql():
+                resolved_at = sql.db_datetime(now)
                 rows = [
                     (
                         a.domain,
                         a.status.value,
                         sql.db_json(list(a.mx_hosts)),
-                        sql.db_datetime(now),
+                        resolved_at,
                         sql.db_datetime(now + timedelta(seconds=a.ttl)),
                     )
                     for a in cacheable
