@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import hashlib
-
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Q
 from django.http import HttpResponse
@@ -14,14 +12,13 @@ from rest_framework.response import Response
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.models import Job
 from jobs.serializers import BulkSubmitResponseSerializer, JobListQuerySerializer, JobSerializer
-from jobs.services import estimated_seconds, file_too_large, job_submit, job_upload_allowed, job_upload_check
+from jobs.services import file_too_large, job_submit, receipt_headers
 from lib.api import AccountAPIView, validated
 from lib.errors import ApiError
-from lib.renderers import JSON_CONTENT_TYPE, render_json
+from lib.renderers import render_json
 from verification.apis import IDEMPOTENCY_PARAMETER
 from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
-from verification.idempotency import run_idempotent
-from verification.models import IdempotencyRecord
+from verification.idempotency import fingerprint, idempotency_claim
 
 # Room for the multipart boundaries, part headers and the callback_url field around the file.
 _MULTIPART_SLACK_BYTES = 64 * 1024
@@ -43,42 +40,18 @@ class BulkSubmitApi(AccountAPIView):
         summary=f"Submit a CSV of up to {MAX_ROWS:,} addresses and {MAX_UPLOAD_BYTES // 2**20} MB",
     )
     def post(self, request: Request) -> HttpResponse:
-        account = self.account
-        job_upload_allowed(account=account)
         _refuse_obviously_too_large(request)
-        upload, callback_url = job_upload_check(
-            account=account, upload=request.FILES.get("file"), callback_url=request.POST.get("callback_url") or ""
-        )
-
-        def handle(record: IdempotencyRecord | None) -> HttpResponse:
-            body: dict[str, bytes] = {}
-
-            def respond(job: Job) -> None:
-                payload = {
-                    "id": job.pk,
-                    "status": job.status,
-                    "total_emails": job.total,
-                    "estimated_seconds": estimated_seconds(job.total),
-                }
-                body["json"] = render_json(BulkSubmitResponseSerializer(payload).data)
-                if record is not None:
-                    record.complete(status=202, body=body["json"], headers=_headers(job))
-
-            job = job_submit(account=account, upload=upload, callback_url=callback_url, on_created=respond)
-            response = HttpResponse(body["json"], status=202, content_type=JSON_CONTENT_TYPE)
-            response["Location"] = _headers(job)["Location"]
-            return response
-
-        return run_idempotent(
-            account=account,
-            key=request.headers.get(IDEMPOTENCY_HEADER),
-            fingerprint=_fingerprint(upload, callback_url),
-            handler=handle,
-        )
-
-
-def _headers(job: Job) -> dict[str, str]:
-    return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
+        upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
+        key = request.headers.get(IDEMPOTENCY_HEADER)
+        claim = idempotency_claim(account=self.account, key=key, fingerprint=_fingerprint(upload, callback_url))
+        if claim.replay is not None:
+            return claim.replay
+        with claim as record:
+            submission = job_submit(account=self.account, upload=upload, callback_url=callback_url, idempotency=record)
+        response = HttpResponse(render_json(submission.receipt()), status=202)
+        for name, value in receipt_headers(submission.job).items():
+            response[name] = value
+        return response
 
 
 def _refuse_obviously_too_large(request: Request) -> None:
@@ -91,13 +64,10 @@ def _refuse_obviously_too_large(request: Request) -> None:
         raise file_too_large()
 
 
-def _fingerprint(upload: UploadedFile, callback_url: str) -> str:
+def _fingerprint(upload: object, callback_url: str) -> str:
     """The file's bytes and the callback URL, not the multipart body (its boundary is random)."""
-    digest = hashlib.sha256()
-    for block in upload.chunks():
-        digest.update(block)
-    digest.update(b"\0" + callback_url.encode())
-    return digest.hexdigest()
+    blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
+    return fingerprint(*blocks, b"\0" + callback_url.encode())
 
 
 class JobDetailApi(AccountAPIView):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -23,14 +24,16 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from accounts.models import Account
-from billing.services import InsufficientCredits, credits_release, credits_reserve
+from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files
 from jobs.callbacks import callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
 from jobs.models import Chunk, Job, new_job_id
 from lib import outbound
-from lib.errors import ApiError
+from lib.errors import DomainError
+from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
+from verification.models import IdempotencyRecord
 from verification.resolver import domain_lookup
 
 logger = logging.getLogger(__name__)
@@ -42,30 +45,49 @@ UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
 CANCELLED_BY_STAFF = "cancelled by staff"
 
 
-def job_upload_check(*, account: Account, upload: object, callback_url: object) -> tuple[UploadedFile, str]:
-    """The refusals that need no parsing, in the contract's order: plan, balance, file, callback URL.
+class BulkNotInPlan(DomainError):
+    code = "plan_upgrade_required"
 
-    The API and the portal both call this (then `job_submit`); each refusal is the
-    contract's ApiError, which the portal shows as a form error.
-    """
-    job_upload_allowed(account=account)
-    return _checked_file(upload), _checked_callback_url(callback_url)
+    def __init__(self) -> None:
+        super().__init__("Bulk verification needs the Starter plan or above.")
+
+
+class UploadRefused(DomainError):
+    """The upload itself is unusable: invalid_file, file_too_large, too_many_rows or invalid_callback_url."""
+
+    param = "file"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """An accepted upload: the job and what its submitter was told."""
+
+    job: Job
+    estimated_seconds: int
+
+    def receipt(self) -> dict[str, object]:
+        job = self.job
+        return {
+            "id": job.pk,
+            "status": job.status,
+            "total_emails": job.total,
+            "estimated_seconds": self.estimated_seconds,
+        }
 
 
 def job_upload_allowed(*, account: Account) -> None:
     """Bulk needs the Starter plan or above and a balance of at least one credit."""
     if not account.plan.allows_bulk:
-        raise ApiError(403, "plan_upgrade_required", "Bulk verification needs the Starter plan or above.")
-    if account.credit_balance < 1:
-        raise InsufficientCredits
+        raise BulkNotInPlan
+    credits_require(account=account, amount=1)
 
 
-def file_too_large() -> ApiError:
-    return ApiError(413, "file_too_large", f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB.", "file")
+def file_too_large() -> UploadRefused:
+    return UploadRefused(f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB.", code="file_too_large")
 
 
-def _invalid_file(message: str) -> ApiError:
-    return ApiError(400, "invalid_file", message, "file")
+def _invalid_file(message: str) -> UploadRefused:
+    return UploadRefused(message, code="invalid_file")
 
 
 def _checked_file(upload: object) -> UploadedFile:
@@ -79,8 +101,8 @@ def _checked_file(upload: object) -> UploadedFile:
 
 
 def _checked_callback_url(url: object) -> str:
-    def refused(message: str) -> ApiError:
-        return ApiError(400, "invalid_callback_url", message, "callback_url")
+    def refused(message: str) -> UploadRefused:
+        return UploadRefused(message, "callback_url", code="invalid_callback_url")
 
     if not isinstance(url, str):
         raise refused("callback_url must be a URL.")
@@ -95,24 +117,29 @@ def _checked_callback_url(url: object) -> str:
 
 
 def job_submit(
-    *, account: Account, upload: UploadedFile, callback_url: str, on_created: Callable[[Job], None] = lambda job: None
-) -> Job:
-    """Read the checked file's addresses and create the job (see `job_create`)."""
+    *, account: Account, upload: object, callback_url: object, idempotency: IdempotencyRecord | None = None
+) -> Submission:
+    """Check an upload and create its job. The API and the portal both come in here.
+
+    Refusals, in the contract's order: plan, balance, file, callback URL, then the file's
+    rows. Each is a DomainError that changes nothing; the portal shows it on its field.
+    """
+    job_upload_allowed(account=account)
+    checked, url = _checked_file(upload), _checked_callback_url(callback_url)
     try:
-        addresses = read_addresses(upload.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
+        addresses = read_addresses(checked.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
     except CsvFileError as error:
-        status = 422 if error.code == "too_many_rows" else 400
-        raise ApiError(status, error.code, error.message, "file") from None
-    return job_create(account=account, addresses=addresses, callback_url=callback_url, on_created=on_created)
+        raise UploadRefused(error.message, code=error.code) from None
+    return job_create(account=account, addresses=addresses, callback_url=url, idempotency=idempotency)
 
 
 def job_create(
-    *, account: Account, addresses: Sequence[str], callback_url: str, on_created: Callable[[Job], None]
-) -> Job:
+    *, account: Account, addresses: Sequence[str], callback_url: str, idempotency: IdempotencyRecord | None = None
+) -> Submission:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
-    `on_created` runs inside the transaction (the API stores its idempotent response
-    there). If anything fails, the stored file is deleted: nothing is left behind.
+    The idempotency record (if any) gets the submission's receipt in the same transaction.
+    If anything fails, the stored file is deleted: nothing is left behind.
     """
     job_id, chunk_size = new_job_id(), settings.BULK_CHUNK_SIZE
     name = files.input_save(job_id, addresses, chunk_size)
@@ -122,13 +149,19 @@ def job_create(
                 id=job_id, account=account, callback_url=callback_url, input_name=name, total=len(addresses)
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-            on_created(job)
+            submission = Submission(job, estimated_seconds(job.total))
+            if idempotency is not None:
+                idempotency.complete(status=202, body=render_json(submission.receipt()), headers=receipt_headers(job))
             chunk_ids = list(job.chunks.values_list("pk", flat=True))
             transaction.on_commit(lambda: chunks_enqueue(chunk_ids))
     except BaseException:
         files.input_delete(name)
         raise
-    return job
+    return submission
+
+
+def receipt_headers(job: Job) -> dict[str, str]:
+    return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:
