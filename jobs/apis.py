@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
-from jobs.models import Job
+from jobs.models import Job, is_job_id
 from jobs.serializers import BulkSubmitResponseSerializer, JobListQuerySerializer, JobSerializer
 from jobs.services import file_too_large, job_submit, receipt_headers
 from lib.api import AccountAPIView, validated
@@ -91,7 +91,9 @@ class JobListApi(AccountAPIView):
         summary="List bulk jobs, newest first",
     )
     def get(self, request: Request) -> Response:
-        query = validated(JobListQuerySerializer, request.query_params)
+        # A plain dict, not the QueryDict: DRF reads an empty HTML-form value as "not sent", and an
+        # empty `limit=` or `starting_after=` is a value like any other here (400, not the default).
+        query = validated(JobListQuerySerializer, request.query_params.dict())
         jobs = Job.objects.filter(account=self.account).order_by("-created_at", "-id")
         if "starting_after" in query:
             jobs = jobs.filter(_after(self._cursor(query["starting_after"])))
@@ -100,9 +102,10 @@ class JobListApi(AccountAPIView):
         return Response({"data": data, "has_more": len(page) > query["limit"]})
 
     def _cursor(self, job_id: str) -> Job:
-        cursor = Job.objects.filter(account=self.account, pk=job_id).first()
+        cursor = Job.objects.filter(account=self.account, pk=job_id).first() if is_job_id(job_id) else None
         if cursor is None:
-            raise ApiError(400, "invalid_request", f"starting_after: no job {job_id!r}.", "starting_after")
+            message = f"starting_after: {job_id!r} is not the id of one of your jobs."
+            raise ApiError(400, "invalid_request", message, "starting_after")
         return cursor
 
 

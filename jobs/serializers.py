@@ -46,4 +46,8 @@ class JobSerializer(serializers.Serializer):
 
 class JobListQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
-    starting_after = serializers.CharField(required=False, max_length=32)
+    starting_after = serializers.CharField(
+        required=False,
+        max_length=32,
+        help_text="The id of one of your jobs: the page starts after it. Any other value, empty included, is 400.",
+    )

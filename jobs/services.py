@@ -341,13 +341,26 @@ def chunks_requeue_stale() -> int:
     return len(requeued)
 
 
+# The throughput behind `estimated_seconds`: the most recently completed jobs, and among them
+# those large enough that their time is rows, not the fixed cost of picking a job up.
+RECENT_JOBS = 20
+THROUGHPUT_MIN_ROWS = 1_000
+
+
 def estimated_seconds(total: int) -> int:
-    """From the throughput of recently completed jobs (rows per second), at least 1."""
-    recent = Job.objects.filter(status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False)
-    rows, seconds = 0, 0.0
-    for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:20]:
-        if started and completed:
-            rows += processed
-            seconds += max((completed - started).total_seconds(), 0.5)
+    """From the throughput of the most recently completed jobs (rows per second), at least 1.
+
+    Weighted by rows (all rows over all seconds), from the large ones when there are any: a
+    one-row job takes a second of queue pickup, which says nothing about a 50,000-row list.
+    """
+    recent = Job.objects.filter(
+        status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False
+    ).order_by("-completed_at")
+    timings = [
+        (processed, max((completed - started).total_seconds(), 0.1))
+        for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]
+    ]
+    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS] or timings
+    rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
     rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
     return max(1, round(total / rate))
