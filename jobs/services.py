@@ -359,6 +359,7 @@ def estimated_seconds(total: int) -> int:
     timings = [
         (processed, max((completed - started).total_seconds(), 0.1))
         for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]
+        if started and completed  # never None here (filtered above), but the types cannot know
     ]
     timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS] or timings
     rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
