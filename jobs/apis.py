@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Q
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiCallback, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers as drf_serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -11,14 +11,36 @@ from rest_framework.response import Response
 
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.models import Job, is_job_id
-from jobs.serializers import BulkSubmitResponseSerializer, JobListQuerySerializer, JobSerializer
+from jobs.serializers import (
+    BulkSubmitResponseSerializer,
+    CallbackBodySerializer,
+    JobListQuerySerializer,
+    JobSerializer,
+)
 from jobs.services import file_too_large, job_submit, receipt_headers
-from lib.api import AccountAPIView, validated
+from lib.api import BODY_ERRORS, AccountAPIView, error_responses, validated
 from lib.errors import ApiError
 from lib.renderers import render_json
 from verification.apis import IDEMPOTENCY_PARAMETER
 from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
 from verification.idempotency import fingerprint, idempotency_claim
+
+COMPLETION_CALLBACK = OpenApiCallback(
+    name="completion",
+    path="{$request.body#/callback_url}",
+    decorator=extend_schema(
+        summary="bulk.completed / bulk.failed, POSTed to callback_url",
+        description=(
+            "Sent once the job completes or fails, to the `callback_url` given at submission. Headers: "
+            "`X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 over `{t}.{raw body}` keyed with your "
+            "signing secret; two v1 values for 24 h after a rotation) and `X-Service-Event-Id` (the same on "
+            "every retry). Answer 2xx within 10 s; anything else is retried 5 times (30 s, 2 min, 8 min, "
+            "32 min, ~2 h), each attempt signed afresh with a fresh result_url. Redirects are not followed."
+        ),
+        request=CallbackBodySerializer,
+        responses={200: OpenApiResponse(description="Any 2xx acknowledges the event.")},
+    ),
+)
 
 # Room for the multipart boundaries, part headers and the callback_url field around the file.
 _MULTIPART_SLACK_BYTES = 64 * 1024
@@ -35,9 +57,10 @@ class BulkSubmitApi(AccountAPIView):
                 "properties": {"file": {"type": "string", "format": "binary"}, "callback_url": {"type": "string"}},
             }
         },
-        responses={202: BulkSubmitResponseSerializer},
+        responses={202: BulkSubmitResponseSerializer, **error_responses(*BODY_ERRORS, 402, 403, 409, 422)},
         parameters=[IDEMPOTENCY_PARAMETER],
         summary=f"Submit a CSV of up to {MAX_ROWS:,} addresses and {MAX_UPLOAD_BYTES // 2**20} MB",
+        callbacks=[COMPLETION_CALLBACK],
     )
     def post(self, request: Request) -> HttpResponse:
         _refuse_obviously_too_large(request)
@@ -71,7 +94,9 @@ def _fingerprint(upload: object, callback_url: str) -> str:
 
 
 class JobDetailApi(AccountAPIView):
-    @extend_schema(operation_id="job_read", responses={200: JobSerializer}, summary="Read one bulk job")
+    @extend_schema(
+        operation_id="job_read", responses={200: JobSerializer, **error_responses(404)}, summary="Read one bulk job"
+    )
     def get(self, request: Request, job_id: str) -> Response:
         job = Job.objects.filter(pk=job_id, account=self.account).first()
         if job is None:
@@ -86,7 +111,8 @@ class JobListApi(AccountAPIView):
         responses={
             200: inline_serializer(
                 "JobList", {"data": JobSerializer(many=True), "has_more": drf_serializers.BooleanField()}
-            )
+            ),
+            **error_responses(400),
         },
         summary="List bulk jobs, newest first",
     )

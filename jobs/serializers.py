@@ -13,6 +13,23 @@ class BulkSubmitResponseSerializer(serializers.Serializer):
     estimated_seconds = serializers.IntegerField(min_value=1)
 
 
+class CallbackBodySerializer(serializers.Serializer):
+    """What the completion callback POSTs (spec section 6, CONTRACT section 6)."""
+
+    event = serializers.ChoiceField(choices=["bulk.completed", "bulk.failed"])
+    job_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["completed", "failed"])
+    partial = serializers.BooleanField(help_text="true when credits ran out before every row was processed.")
+    total = serializers.IntegerField()
+    processed = serializers.IntegerField()
+    valid = serializers.IntegerField()
+    invalid = serializers.IntegerField()
+    risky = serializers.IntegerField()
+    unknown = serializers.IntegerField()
+    result_url = serializers.CharField(allow_null=True, help_text="Valid 1 hour from this attempt; null when failed.")
+    event_id = serializers.CharField(help_text="The X-Service-Event-Id header: the same on every retry.")
+
+
 class ProgressSerializer(serializers.Serializer):
     total = serializers.IntegerField()
     processed = serializers.IntegerField()

@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 
-from lib.api import AccountAPIView, error_responses
+from lib.api import BODY_ERRORS, AccountAPIView, error_responses
 from lib.errors import ApiError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
@@ -26,7 +26,7 @@ class VerifyApi(AccountAPIView):
     @extend_schema(
         operation_id="verify",
         request=VerifyRequestSerializer,
-        responses={200: VerificationResultSerializer, **error_responses(400, 402, 409, 422)},
+        responses={200: VerificationResultSerializer, **error_responses(*BODY_ERRORS, 402, 409, 422)},
         parameters=[IDEMPOTENCY_PARAMETER],
         summary="Verify one address (1 credit, also when cached)",
         description=(
