@@ -60,6 +60,11 @@ class BulkSubmitApi(AccountAPIView):
         responses={202: BulkSubmitResponseSerializer, **error_responses(*BODY_ERRORS, 402, 403, 409, 422)},
         parameters=[IDEMPOTENCY_PARAMETER],
         summary=f"Submit a CSV of up to {MAX_ROWS:,} addresses and {MAX_UPLOAD_BYTES // 2**20} MB",
+        description=(
+            "Checks the plan, the balance, the file and the callback URL before anything is queued; the job "
+            "then runs in workers, reserving credits as it goes. The same Idempotency-Key and file replay "
+            "the first answer."
+        ),
         callbacks=[COMPLETION_CALLBACK],
     )
     def post(self, request: Request) -> HttpResponse:
@@ -95,7 +100,10 @@ def _fingerprint(upload: object, callback_url: str) -> str:
 
 class JobDetailApi(AccountAPIView):
     @extend_schema(
-        operation_id="job_read", responses={200: JobSerializer, **error_responses(404)}, summary="Read one bulk job"
+        operation_id="job_read",
+        responses={200: JobSerializer, **error_responses(404)},
+        summary="Read one bulk job",
+        description="Its status and progress, and once completed a fresh result_download_url valid 1 hour.",
     )
     def get(self, request: Request, job_id: str) -> Response:
         job = Job.objects.filter(pk=job_id, account=self.account).first()
@@ -115,6 +123,7 @@ class JobListApi(AccountAPIView):
             **error_responses(400),
         },
         summary="List bulk jobs, newest first",
+        description="Your account's jobs only. Page with starting_after (the last id of the previous page).",
     )
     def get(self, request: Request) -> Response:
         # A plain dict, not the QueryDict: DRF reads an empty HTML-form value as "not sent", and an

@@ -26,7 +26,7 @@ def document_result_download(result: dict[str, Any], **kwargs: Any) -> dict[str,
             "responses": {
                 "200": {
                     "description": "The result file (CONTRACT section 5's columns).",
-                    "content": {"text/csv": {"schema": {"type": "string", "format": "binary"}}},
+                    "content": {"text/csv": {"schema": {"type": "string"}}},  # UTF-8 text
                 },
                 "404": {
                     "description": "not_found: unknown, tampered or expired link",
