@@ -13,23 +13,6 @@ class BulkSubmitResponseSerializer(serializers.Serializer):
     estimated_seconds = serializers.IntegerField(min_value=1)
 
 
-class CallbackBodySerializer(serializers.Serializer):
-    """What the completion callback POSTs (spec section 6, CONTRACT section 6)."""
-
-    event = serializers.ChoiceField(choices=["bulk.completed", "bulk.failed"])
-    job_id = serializers.CharField()
-    status = serializers.ChoiceField(choices=["completed", "failed"])
-    partial = serializers.BooleanField(help_text="true when credits ran out before every row was processed.")
-    total = serializers.IntegerField()
-    processed = serializers.IntegerField()
-    valid = serializers.IntegerField()
-    invalid = serializers.IntegerField()
-    risky = serializers.IntegerField()
-    unknown = serializers.IntegerField()
-    result_url = serializers.CharField(allow_null=True, help_text="Valid 1 hour from this attempt; null when failed.")
-    event_id = serializers.CharField(help_text="The X-Service-Event-Id header: the same on every retry.")
-
-
 class ProgressSerializer(serializers.Serializer):
     total = serializers.IntegerField()
     processed = serializers.IntegerField()
@@ -37,6 +20,19 @@ class ProgressSerializer(serializers.Serializer):
     invalid = serializers.IntegerField()
     risky = serializers.IntegerField()
     unknown = serializers.IntegerField()
+
+
+class CallbackBodySerializer(ProgressSerializer):
+    """What the completion callback POSTs (spec section 6, CONTRACT section 6): the progress counts and these."""
+
+    event = serializers.ChoiceField(choices=["bulk.completed", "bulk.failed"])
+    job_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["completed", "failed"])
+    result_url = serializers.CharField(allow_null=True, help_text="Valid 1 hour from this attempt; null when failed.")
+    event_id = serializers.CharField(help_text="The X-Service-Event-Id header: the same on every retry.")
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return with_partial(super().get_fields(), after="status")
 
 
 class JobSerializer(serializers.Serializer):
@@ -50,15 +46,21 @@ class JobSerializer(serializers.Serializer):
     completed_at = serializers.DateTimeField(allow_null=True)
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        # "partial" is also a Serializer attribute, so the field cannot be declared in the class body.
-        items = list(super().get_fields().items())
-        return dict([*items[:3], ("partial", serializers.BooleanField()), *items[3:]])
+        return with_partial(super().get_fields(), after="progress")
 
     def get_result_download_url(self, job: Job) -> str | None:
         return result_url(job)
 
     def get_callback_url(self, job: Job) -> str | None:
         return job.callback_url or None
+
+
+def with_partial(fields: dict[str, serializers.Field], *, after: str) -> dict[str, serializers.Field]:
+    """Add the `partial` field after `after`: it is also a Serializer attribute, so no class body can declare it."""
+    items = list(fields.items())
+    at = [name for name, _ in items].index(after) + 1
+    partial = serializers.BooleanField(help_text="true when credits ran out before every row was processed.")
+    return dict([*items[:at], ("partial", partial), *items[at:]])
 
 
 class JobListQuerySerializer(serializers.Serializer):
