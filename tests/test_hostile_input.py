@@ -23,7 +23,7 @@ from tests.support.portal import logged_in
 NUL = "\x00"
 # Percent-escapes as a client would send them in a URL: NUL, a UTF-8-encoded lone surrogate
 # (invalid UTF-8), a lone continuation byte, and an over-long value.
-PATH_VALUES = ["%00", "job_%00", "%ED%A0%80", "%C0%AF", "%FF", "x" * 5000, "job_" + "A" * 24 + "%00"]
+PATH_VALUES = ["%00", "job_%00", "a%0Ab", "%ED%A0%80", "%C0%AF", "%FF", "x" * 5000, "job_" + "A" * 24 + "%00"]
 # Raw JSON text of a string holding a lone surrogate: what json.dumps writes for "a\ud800@...".
 SURROGATE_JSON = '"a\\ud800@acme-corp.com"'
 
