@@ -5,8 +5,9 @@
 One stack (gunicorn, one qcluster, the loopback DNS server at 2 ms). A first job of
 ``--rows`` rows runs so that the service has measured its throughput; then ``--runs`` more
 jobs of the same size (each list shuffled afresh; the domains repeat, so they find the domain
-cache warm, as a customer's next list often would) are submitted one after another. For each: the estimate given at submission, the real time from the upload to
-the signed callback, and their ratio. Prints one line per job and the median ratio.
+cache warm, as a customer's next list often would) are submitted one after another. For
+each: the estimate given at submission, the real time from the upload to the signed
+callback, and their ratio. Prints one line per job and the median ratio.
 """
 
 from __future__ import annotations

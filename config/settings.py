@@ -168,6 +168,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+# Where Django spools uploads over 2.5 MB while a request reads them (default: the system's temp
+# folder). A web process killed mid-upload leaves its file there; jobs.tasks.sweep_orphan_uploads
+# deletes such files after an hour.
+FILE_UPLOAD_TEMP_DIR = envstr("FILE_UPLOAD_TEMP_DIR", "") or None
 
 AWS_STORAGE_BUCKET_NAME = envstr("AWS_STORAGE_BUCKET_NAME", "")
 if AWS_STORAGE_BUCKET_NAME:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
+from jobs import files
 from jobs.callbacks import callback_attempt
+from jobs.models import Job
 from jobs.services import chunk_run, chunks_requeue_stale, job_complete_if_done
 
 
@@ -21,3 +25,10 @@ def requeue_stale_chunks() -> int:
 
 def deliver_callback(delivery_id: int) -> None:
     callback_attempt(delivery_id=delivery_id)
+
+
+def sweep_orphan_uploads() -> int:
+    """Hourly (jobs/apps.py): delete what uploads cut off by a crash left behind."""
+    deleted = files.orphan_sweep(lambda ids: set(Job.objects.filter(pk__in=ids).values_list("pk", flat=True)))
+    logging.getLogger(__name__).info("swept %d orphaned upload files", len(deleted))
+    return len(deleted)
