@@ -249,6 +249,10 @@ BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
+# Fair share (jobs/scheduling.py): a new job asks this many workers to take chunks at once.
+BULK_PARALLEL_CHUNKS = envint("BULK_PARALLEL_CHUNKS", 4, minimum=1)
+# Bulk workers run at this niceness (0: as the web), so interactive requests go first.
+BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds before any job has completed to measure throughput on.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
 

@@ -46,6 +46,7 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -19,16 +19,17 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from accounts.models import Account
 from billing.services import credits_release, credits_require, credits_reserve
-from jobs import files
+from jobs import files, scheduling
 from jobs.callbacks import callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
 from jobs.models import Chunk, Job, new_job_id
+from jobs.scheduling import UNFINISHED
 from lib import outbound
 from lib.errors import DomainError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
@@ -41,7 +42,6 @@ logger = logging.getLogger(__name__)
 # A chunk whose claim has been taken this many times without finishing has crashed
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
-UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
 CANCELLED_BY_STAFF = "cancelled by staff"
 
 
@@ -152,8 +152,8 @@ def job_create(
             submission = Submission(job, estimated_seconds(job.total))
             if idempotency is not None:
                 idempotency.complete(status=202, body=render_json(submission.receipt()), headers=receipt_headers(job))
-            chunk_ids = list(job.chunks.values_list("pk", flat=True))
-            transaction.on_commit(lambda: chunks_enqueue(chunk_ids))
+            tasks = scheduling.work_for_new_job(job.chunks.count())
+            transaction.on_commit(lambda: scheduling.work_enqueue(tasks))
     except BaseException:
         files.input_delete(name)
         raise
@@ -171,16 +171,29 @@ def _chunks_for(job: Job, size: int) -> list[Chunk]:
     ]
 
 
-def chunks_enqueue(chunk_ids: Sequence[int]) -> None:
-    for chunk_id in chunk_ids:
-        async_task("jobs.tasks.run_chunk", chunk_id, task_name=f"chunk-{chunk_id}")
+def chunk_run_next() -> bool:
+    """Run the chunk whose turn it is (jobs/scheduling.py); True if one ran.
+
+    While chunks are waiting, it queues its successor, so the work goes on at the same width.
+    """
+    for chunk_id in scheduling.chunk_pick():
+        chunk = chunk_claim(chunk_id=chunk_id)
+        if chunk is not None:
+            _process(chunk)
+            if scheduling.work_waiting():
+                scheduling.work_enqueue(1)
+            return True
+    return False  # nothing waiting, or every pick taken by faster workers: they queue successors
 
 
 def chunk_run(*, chunk_id: int) -> None:
-    """Claim a chunk, verify its addresses, record the result. Safe to call any number of times."""
+    """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
     chunk = chunk_claim(chunk_id=chunk_id)
-    if chunk is None:
-        return
+    if chunk is not None:
+        _process(chunk)
+
+
+def _process(chunk: Chunk) -> None:
     if chunk.attempts > MAX_CHUNK_ATTEMPTS:
         job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
         return
@@ -201,10 +214,9 @@ def chunk_run(*, chunk_id: int) -> None:
 def chunk_claim(*, chunk_id: int) -> Chunk | None:
     """Take the chunk's lease (pending, or running with an expired lease) and its credits."""
     now = timezone.now()
-    claimable = Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
     lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
     with transaction.atomic():
-        won = Chunk.objects.filter(claimable, pk=chunk_id, job__status__in=UNFINISHED).update(
+        won = Chunk.objects.filter(scheduling.claimable(now), pk=chunk_id, job__status__in=UNFINISHED).update(
             state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
         )
         if not won:
@@ -212,6 +224,7 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
         chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
         # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
         chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
+        Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
         if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
             Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
                 status=Job.Status.PROCESSING, started_at=now
@@ -317,28 +330,31 @@ def job_retry(*, job_id: str) -> bool:
         Chunk.objects.filter(pk__in=locked).update(
             state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
         )
-        transaction.on_commit(lambda: chunks_enqueue(locked))
+        transaction.on_commit(lambda: scheduling.work_enqueue(scheduling.work_for_new_job(len(locked))))
     return True
 
 
 def chunks_requeue_stale() -> int:
-    """Queue again the chunks nobody is working on: lease expired, or queued long ago and never claimed.
+    """Queue work again for chunks nobody is working on: their worker died (lease expired), or every
+    task that would run the waiting chunks was lost. Returns how many tasks it queued.
 
     Also finishes jobs whose every chunk is done but whose completion was interrupted.
     """
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
-    idle = Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
-    stale = Chunk.objects.filter(idle, queued_at__lt=cutoff, job__status__in=UNFINISHED)
-    requeued = []
-    for chunk_id, queued_at in stale.values_list("pk", "queued_at")[:1000]:
-        if Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now):
-            requeued.append(chunk_id)
-    chunks_enqueue(requeued)
+    expired = Chunk.objects.filter(
+        state=Chunk.State.RUNNING, lease_expires_at__lt=now, queued_at__lt=cutoff, job__status__in=UNFINISHED
+    )
+    requeued = 0
+    for chunk_id, queued_at in expired.values_list("pk", "queued_at")[:1000]:
+        requeued += Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now)
+    if scheduling.work_stalled(now):
+        requeued += settings.BULK_PARALLEL_CHUNKS
+    scheduling.work_enqueue(requeued)
     stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
     for job_id in stuck.values_list("pk", flat=True):
         async_task("jobs.tasks.complete_job", job_id)
-    return len(requeued)
+    return requeued
 
 
 # The throughput behind `estimated_seconds`: the most recently completed jobs, and among them

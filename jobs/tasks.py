@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import logging
+import os
+
+from django.conf import settings
 
 from jobs import files
 from jobs.callbacks import callback_attempt
 from jobs.models import Job
-from jobs.services import chunk_run, chunks_requeue_stale, job_complete_if_done
+from jobs.services import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
+from lib.priority import lower_priority
+
+
+def run_next_chunk() -> None:
+    """Bulk work, at a lower CPU priority than the web (BULK_WORKER_NICENESS), and letting it in after."""
+    lower_priority(settings.BULK_WORKER_NICENESS)
+    chunk_run_next()
+    os.sched_yield()
 
 
 def run_chunk(chunk_id: int) -> None:
+    """One given chunk (queued before fair share, and by tests)."""
+    lower_priority(settings.BULK_WORKER_NICENESS)
     chunk_run(chunk_id=chunk_id)
 
 
