@@ -11,13 +11,13 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import bulk, engine, peer, report, scaling, single
+from bench import bulk, engine, fairness, peer, report, scaling, single
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes
 from bench.results import Measurement
 
-SCENARIOS = ("engine", "bulk", "single", "peer", "scaling")
+SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,11 +29,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of a couple of minutes")
     parser.add_argument("--requests", type=int, help="requests per single sub-scenario (default 4000; quick 400)")
     parser.add_argument("--peer-rows", type=int, help="cap the rows the peer scenario runs (default: all)")
+    parser.add_argument("--repeat", type=int, help="rounds of every scenario; targets report the median (default 3)")
     parser.add_argument("--json", type=Path, default=ROOT / "var" / "bench" / "latest.json", help="JSON output")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows = args.rows or 5000
         args.requests = args.requests or 400
+        args.repeat = args.repeat or 1
+    args.repeat = args.repeat or 3
     args.rows = args.rows or 100_000
     args.requests = args.requests or 4000
     args.domains = args.domains or default_domains(args.rows)
@@ -55,31 +58,54 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(data.rows):,} rows ({data.unique:,} unique) over {args.domains:,} company domains; "
         f"DNS delay {args.delay_ms} ms"
     )
+    load_before = os.getloadavg()
+    rounds: list[list[Measurement]] = []
     with Processes(dict(os.environ)) as processes:
         dns = start_dns(processes, args.delay_ms)
-        for name in args.only if args.only else SCENARIOS:
-            run = _runner(name, args, data, dns, results)
-            _say(f"== {name}")
-            try:
-                results.extend(run())
-            except Exception as exc:  # one scenario failing must not lose the others
-                traceback.print_exc()
-                failures.append(f"{name}: {exc}")
-                _say(f"!!! scenario {name} aborted: {exc}")
-    found = report.targets(results)
+        for number in range(1, args.repeat + 1):
+            rounds.append(_round(number, args, data, dns, failures))
+            results.extend(rounds[-1])
+    load_after = os.getloadavg()
+    found = report.summarise([report.targets(measured) for measured in rounds])
     print()
     print(report.table(results))
     print()
     print(report.details(results))
     print()
-    print("Targets (ratios within this run):")
+    print(f"Load average (1, 5, 15 min): before {_load(load_before)}, after {_load(load_after)}")
+    print(f"Targets ({args.repeat} round(s); each judged on the median of its rounds' ratios):")
     print(report.checks(found))
     for failure in failures:
         print(f"!!! ABORTED {failure}")
-    options = {k: v for k, v in vars(args).items() if k != "json"}
+    options = {k: v for k, v in vars(args).items() if k != "json"} | {
+        "load_before": load_before,
+        "load_after": load_after,
+    }
     report.write_json(args.json, options, results, found, failures)
     print(f"\nJSON: {args.json}  ({time.monotonic() - started:.0f} s in all)")
     return 1 if failures else 0
+
+
+def _round(
+    number: int, args: argparse.Namespace, data: Dataset, dns: DnsProcess, failures: list[str]
+) -> list[Measurement]:
+    measured: list[Measurement] = []
+    for name in args.only:
+        run = _runner(name, args, data, dns, measured)
+        _say(f"== round {number}: {name}")
+        try:
+            for measurement in run():
+                measurement.extra["round"] = number
+                measured.append(measurement)
+        except Exception as exc:  # one scenario failing must not lose the others
+            traceback.print_exc()
+            failures.append(f"round {number}, {name}: {exc}")
+            _say(f"!!! scenario {name} aborted: {exc}")
+    return measured
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in load)
 
 
 def _runner(
@@ -96,6 +122,10 @@ def _runner(
         ]
     if name == "single":
         return lambda: single.run(dns.address, args.requests)
+    if name == "fairness":
+        return lambda: fairness.run_fairness(dns.address, args.rows)
+    if name == "isolation":
+        return lambda: fairness.run_isolation(dns.address, args.rows, min(args.requests, 1000))
     sizes = (args.rows // 10, args.rows // 2, args.rows)
     reuse = {
         m.count: m
