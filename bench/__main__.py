@@ -121,7 +121,7 @@ def _runner(
             *bulk.run(data, dns.address, bulk.POSTGRES),
         ]
     if name == "single":
-        return lambda: single.run(dns.address, args.requests)
+        return lambda: [*single.run(dns.address, args.requests), *single.run(dns.address, args.requests, "postgres")]
     if name == "fairness":
         return lambda: fairness.run_fairness(dns.address, args.rows)
     if name == "isolation":

@@ -52,9 +52,9 @@ class Case:
     request: Callable[[int], tuple[str, str]]  # n -> (api key, email)
 
 
-def run(dns_address: str, requests_per_case: int) -> list[Measurement]:
+def run(dns_address: str, requests_per_case: int, backend: str = "sqlite") -> list[Measurement]:
     tag = uuid.uuid4().hex[:6]
-    with Stack("sqlite", dns_address, settings_module="bench.settings") as stack:
+    with Stack(backend, dns_address, settings_module="bench.settings") as stack:
         keys: list[str] = json.loads(stack.shell(OPEN_ACCOUNTS % ACCOUNTS).strip().splitlines()[-1])
         stack.start_web(workers=2)
         key = keys[0]
@@ -76,6 +76,7 @@ def run(dns_address: str, requests_per_case: int) -> list[Measurement]:
         web = stack.web_memory()
         for result in results:
             result.memory_mib = {"web largest": web.largest, "web sum": web.total}
+            result.extra["backend"] = backend
         return results
 
 
