@@ -251,6 +251,8 @@ BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
 # Fair share (jobs/scheduling.py): a new job asks this many workers to take chunks at once.
 BULK_PARALLEL_CHUNKS = envint("BULK_PARALLEL_CHUNKS", 4, minimum=1)
+# A bulk task goes on from chunk to chunk for this long, then hands over to a fresh task.
+BULK_TASK_SECONDS = envfloat("BULK_TASK_SECONDS", 5.0)
 # Bulk workers run at this niceness (0: as the web), so interactive requests go first.
 BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds before any job has completed to measure throughput on.

@@ -11,6 +11,8 @@ costs at most a re-run of one chunk, never a second charge.
 from __future__ import annotations
 
 import logging
+import os
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -171,19 +173,33 @@ def _chunks_for(job: Job, size: int) -> list[Chunk]:
     ]
 
 
-def chunk_run_next() -> bool:
-    """Run the chunk whose turn it is (jobs/scheduling.py); True if one ran.
+def chunk_run_next(*, budget: float) -> int:
+    """Run chunks, each the one whose turn it is (jobs/scheduling.py), for up to `budget` seconds.
 
-    While chunks are waiting, it queues its successor, so the work goes on at the same width.
+    Returns how many ran (at least one while any waits). One task goes on from chunk to chunk rather than one task a chunk:
+    a round trip through the queue between chunks would leave the worker idle for the broker's
+    poll interval. When the budget is spent and chunks still wait, it queues its successor and
+    ends, so other tasks (callbacks, completions) get the worker in between.
     """
+    deadline, ran = time.monotonic() + budget, 0
+    while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
+        chunk = _claim_next()
+        if chunk is None:
+            return ran  # nothing waiting, or every pick taken by other workers, which go on
+        _process(chunk)
+        ran += 1
+        os.sched_yield()  # let the web in between chunks
+    if scheduling.work_waiting():
+        scheduling.work_enqueue(1)
+    return ran
+
+
+def _claim_next() -> Chunk | None:
     for chunk_id in scheduling.chunk_pick():
         chunk = chunk_claim(chunk_id=chunk_id)
         if chunk is not None:
-            _process(chunk)
-            if scheduling.work_waiting():
-                scheduling.work_enqueue(1)
-            return True
-    return False  # nothing waiting, or every pick taken by faster workers: they queue successors
+            return chunk
+    return None
 
 
 def chunk_run(*, chunk_id: int) -> None:

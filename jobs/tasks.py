@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 
 from django.conf import settings
 
@@ -15,10 +14,9 @@ from lib.priority import lower_priority
 
 
 def run_next_chunk() -> None:
-    """Bulk work, at a lower CPU priority than the web (BULK_WORKER_NICENESS), and letting it in after."""
+    """Bulk work, at a lower CPU priority than the web (BULK_WORKER_NICENESS)."""
     lower_priority(settings.BULK_WORKER_NICENESS)
-    chunk_run_next()
-    os.sched_yield()
+    chunk_run_next(budget=settings.BULK_TASK_SECONDS)
 
 
 def run_chunk(chunk_id: int) -> None:

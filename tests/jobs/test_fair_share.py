@@ -76,17 +76,24 @@ def test_a_new_job_queues_a_bounded_number_of_workers(
     assert OrmQ.objects.count() == 3
 
 
-def test_each_worker_task_queues_its_successor_until_the_job_is_done(
+def test_one_task_goes_on_from_chunk_to_chunk_within_its_budget(owner: Persona) -> None:
+    job_id = upload(owner, rows(20, "w")).json()["id"]  # 10 chunks
+    assert chunk_run_next(budget=60) == 10
+    assert Job.objects.get(pk=job_id).status == "completed"
+    assert not OrmQ.objects.exists()  # nothing left waiting: no successor
+
+
+def test_a_task_whose_budget_is_spent_hands_over_to_a_successor(
     owner: Persona, settings: Any, run_tasks: RunTasks
 ) -> None:
-    settings.BULK_PARALLEL_CHUNKS = 1  # one chain of tasks must carry all ten chunks
+    settings.BULK_PARALLEL_CHUNKS, settings.BULK_TASK_SECONDS = 1, 0  # one chunk a task, one chain
     with run_tasks():
         job_id = upload(owner, rows(20, "w")).json()["id"]
     assert Job.objects.get(pk=job_id).status == "completed"
 
 
 def test_without_work_a_worker_task_does_nothing(db: None) -> None:
-    assert chunk_run_next() is False
+    assert chunk_run_next(budget=5) == 0
     assert not OrmQ.objects.exists()
 
 
