@@ -20,7 +20,9 @@ SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-secret-key-change-me")
 DEBUG = envbool("DEBUG", False)
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
-SITE_URL = envstr("SITE_URL", "http://localhost:8000").rstrip("/")
+# The port `make run` (runserver) listens on; the links we hand out follow it unless SITE_URL is set.
+PORT = envint("PORT", 8000, minimum=1)
+SITE_URL = envstr("SITE_URL", "").rstrip("/") or f"http://localhost:{PORT}"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

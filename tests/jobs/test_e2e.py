@@ -130,7 +130,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp / 'e2e.sqlite3'}",
         "MEDIA_ROOT": str(tmp / "media"),
-        "SITE_URL": f"http://127.0.0.1:{port}",
+        "PORT": str(port),  # SITE_URL follows it, as with `make run PORT=…`
         "VERIFIER_DNS_NAMESERVERS": dns_server.address,
         "VERIFIER_DNS_TIMEOUT": "3",
         "CALLBACK_ALLOW_PRIVATE_NETWORKS": "1",
@@ -143,6 +143,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
         "LOG_LEVEL": "WARNING",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.pop("SITE_URL", None)
     stack = Stack(env=env, base_url=f"http://127.0.0.1:{port}", database=tmp / "e2e.sqlite3")
     stack.manage("migrate", "--noinput", "-v0")
     opened = json.loads(
@@ -194,6 +195,19 @@ def test_upload_poll_download_and_signed_callback(stack: Stack, receiver: Receiv
     (callback,) = receiver.received
     assert verify_signature(callback.body, callback.headers["X-Service-Signature"], stack.signing_secret)
     assert callback.json()["job_id"] == job["id"]
+
+
+def test_result_links_of_web_and_worker_follow_the_port(stack: Stack, receiver: Receiver) -> None:
+    job = stack.upload(b"email\njane@good.com\n", receiver.url)
+    body = stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=30)
+    deadline = time.monotonic() + 10
+    while not receiver.received and time.monotonic() < deadline:
+        time.sleep(0.05)
+    site = f"http://localhost:{stack.base_url.rsplit(':', 1)[1]}/"
+    (callback,) = receiver.received
+    for link in (body["result_download_url"], callback.json()["result_url"]):
+        assert link.startswith(site)
+        assert len(result_rows(stack, link)) == 2
 
 
 def test_killed_worker_loses_nothing_and_charges_each_row_once(
