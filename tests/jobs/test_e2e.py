@@ -12,7 +12,6 @@ import io
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,18 +25,13 @@ from typing import Any
 import pytest
 import requests
 
+from bench.procs import free_port, wait_for_port
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
 from tests.support.dns_server import DnsServer
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -153,20 +147,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
     try:
         stack.start("runserver", "--noreload", f"127.0.0.1:{port}")
         stack.start_worker()
-        _wait_for_port(port)
+        wait_for_port(port)
         yield stack
     finally:
         stack.stop()
-
-
-def _wait_for_port(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError("runserver did not start")
 
 
 def addresses(count: int) -> list[str]:
