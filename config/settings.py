@@ -142,7 +142,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Content-Security-Policy (django-csp): our own origin only, no inline script or style. The one
-# page that needs more, the API reference (ReDoc), adds a nonce and blob: workers (config/urls.py).
+# page that needs more, the API reference (ReDoc), adds what it needs in config/urls.py (REDOC_CSP).
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
