@@ -7,7 +7,7 @@ PORT ?= 8000
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
 	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$c"; break; }; done)
 
-.PHONY: run test lint fmt install install-dev migrate bench e2e clean
+.PHONY: run test lint fmt install install-dev migrate bench fuzz e2e clean
 
 $(VENV)/.runtime: requirements.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)."; exit 1; }
@@ -54,6 +54,10 @@ fmt: install-dev
 bench: install-dev
 	@mkdir -p var/bench
 	$(PY) -m bench $(BENCH_ARGS)
+
+# Schemathesis over every operation of a live stack (bench/fuzz.py), e.g. FUZZ_ARGS="--examples 500 --backend postgres"
+fuzz: install-dev
+	$(PY) -m bench.fuzz $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) var media staticfiles db.sqlite3*

@@ -9,12 +9,24 @@ from django.utils import timezone
 from accounts.models import Account
 from billing.models import LedgerEntry
 from lib import sql
-from lib.errors import ApiError
+from lib.errors import DomainError
 
 
-class InsufficientCredits(ApiError):
+class InsufficientCredits(DomainError):
+    code = "insufficient_credits"
+
     def __init__(self) -> None:
-        super().__init__(402, "insufficient_credits", "Your credit balance cannot pay for this request.")
+        super().__init__("Your credit balance cannot pay for this request.")
+
+
+def credits_require(*, account: Account, amount: int = 1) -> None:
+    """Refuse early, before any work, when the balance cannot pay `amount`.
+
+    The one place a request's affordability is judged; the charge itself (`_move`) stays
+    the guarantee, since the balance may move between this check and the charge.
+    """
+    if account.credit_balance < amount:
+        raise InsufficientCredits
 
 
 def credits_spend(*, account: Account, amount: int = 1, reference: str = "") -> int:

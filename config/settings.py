@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
+    "lib.middleware.NulPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -185,6 +186,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(envstr("MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
+# Where Django spools uploads over 2.5 MB while a request reads them (default: the system's temp
+# folder). A web process killed mid-upload leaves its file there; jobs.tasks.sweep_orphan_uploads
+# deletes such files after an hour.
+FILE_UPLOAD_TEMP_DIR = envstr("FILE_UPLOAD_TEMP_DIR", "") or None
 
 AWS_STORAGE_BUCKET_NAME = envstr("AWS_STORAGE_BUCKET_NAME", "")
 if AWS_STORAGE_BUCKET_NAME:
@@ -238,6 +243,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "jobs.schema.document_result_download",
+    ],
 }
 
 # --- Verification engine ----------------------------------------------------------------
@@ -258,6 +267,10 @@ BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
+# Fair share (jobs/scheduling.py): a new job asks this many workers to take chunks at once.
+BULK_PARALLEL_CHUNKS = envint("BULK_PARALLEL_CHUNKS", 4, minimum=1)
+# Bulk workers run at this niceness (0: as the web), so interactive requests go first.
+BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds before any job has completed to measure throughput on.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
 

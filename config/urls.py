@@ -24,7 +24,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("jobs.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("docs", csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi-schema")), name="api-docs"),
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^[\s\S]*$", api_not_found),  # not ".*": a path may hold a newline (%0A) too
 ]
 
 urlpatterns = [

@@ -1,27 +1,46 @@
 from __future__ import annotations
 
-import hashlib
-
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Q
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiCallback, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers as drf_serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
-from jobs.models import Job
-from jobs.serializers import BulkSubmitResponseSerializer, JobListQuerySerializer, JobSerializer
-from jobs.services import estimated_seconds, file_too_large, job_submit, job_upload_allowed, job_upload_check
-from lib.api import AccountAPIView, validated
+from jobs.models import Job, is_job_id
+from jobs.serializers import (
+    BulkSubmitResponseSerializer,
+    CallbackBodySerializer,
+    JobListQuerySerializer,
+    JobSerializer,
+)
+from jobs.services import file_too_large, job_submit, receipt_headers
+from lib.api import BODY_ERRORS, AccountAPIView, error_responses, validated
 from lib.errors import ApiError
-from lib.renderers import JSON_CONTENT_TYPE, render_json
+from lib.renderers import render_json
 from verification.apis import IDEMPOTENCY_PARAMETER
 from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
-from verification.idempotency import run_idempotent
-from verification.models import IdempotencyRecord
+from verification.idempotency import fingerprint, idempotency_claim
+
+COMPLETION_CALLBACK = OpenApiCallback(
+    name="completion",
+    path="{$request.body#/callback_url}",
+    decorator=extend_schema(
+        summary="bulk.completed / bulk.failed, POSTed to callback_url",
+        description=(
+            "Sent once the job completes or fails, to the `callback_url` given at submission. Headers: "
+            "`X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 over `{t}.{raw body}` keyed with your "
+            "signing secret; two v1 values for 24 h after a rotation) and `X-Service-Event-Id` (the same on "
+            "every retry). Answer 2xx within 10 s; anything else is retried 5 times (30 s, 2 min, 8 min, "
+            "32 min, ~2 h), each attempt signed afresh with a fresh result_url. Redirects are not followed."
+        ),
+        request=CallbackBodySerializer,
+        responses={200: OpenApiResponse(description="Any 2xx acknowledges the event.")},
+    ),
+)
 
 # Room for the multipart boundaries, part headers and the callback_url field around the file.
 _MULTIPART_SLACK_BYTES = 64 * 1024
@@ -38,47 +57,29 @@ class BulkSubmitApi(AccountAPIView):
                 "properties": {"file": {"type": "string", "format": "binary"}, "callback_url": {"type": "string"}},
             }
         },
-        responses={202: BulkSubmitResponseSerializer},
+        responses={202: BulkSubmitResponseSerializer, **error_responses(*BODY_ERRORS, 402, 403, 409, 422)},
         parameters=[IDEMPOTENCY_PARAMETER],
         summary=f"Submit a CSV of up to {MAX_ROWS:,} addresses and {MAX_UPLOAD_BYTES // 2**20} MB",
+        description=(
+            "Checks the plan, the balance, the file and the callback URL before anything is queued; the job "
+            "then runs in workers, reserving credits as it goes. The same Idempotency-Key and file replay "
+            "the first answer."
+        ),
+        callbacks=[COMPLETION_CALLBACK],
     )
     def post(self, request: Request) -> HttpResponse:
-        account = self.account
-        job_upload_allowed(account=account)
         _refuse_obviously_too_large(request)
-        upload, callback_url = job_upload_check(
-            account=account, upload=request.FILES.get("file"), callback_url=request.POST.get("callback_url") or ""
-        )
-
-        def handle(record: IdempotencyRecord | None) -> HttpResponse:
-            body: dict[str, bytes] = {}
-
-            def respond(job: Job) -> None:
-                payload = {
-                    "id": job.pk,
-                    "status": job.status,
-                    "total_emails": job.total,
-                    "estimated_seconds": estimated_seconds(job.total),
-                }
-                body["json"] = render_json(BulkSubmitResponseSerializer(payload).data)
-                if record is not None:
-                    record.complete(status=202, body=body["json"], headers=_headers(job))
-
-            job = job_submit(account=account, upload=upload, callback_url=callback_url, on_created=respond)
-            response = HttpResponse(body["json"], status=202, content_type=JSON_CONTENT_TYPE)
-            response["Location"] = _headers(job)["Location"]
-            return response
-
-        return run_idempotent(
-            account=account,
-            key=request.headers.get(IDEMPOTENCY_HEADER),
-            fingerprint=_fingerprint(upload, callback_url),
-            handler=handle,
-        )
-
-
-def _headers(job: Job) -> dict[str, str]:
-    return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
+        upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
+        key = request.headers.get(IDEMPOTENCY_HEADER)
+        claim = idempotency_claim(account=self.account, key=key, fingerprint=_fingerprint(upload, callback_url))
+        if claim.replay is not None:
+            return claim.replay
+        with claim as record:
+            submission = job_submit(account=self.account, upload=upload, callback_url=callback_url, idempotency=record)
+        response = HttpResponse(render_json(submission.receipt()), status=202)
+        for name, value in receipt_headers(submission.job).items():
+            response[name] = value
+        return response
 
 
 def _refuse_obviously_too_large(request: Request) -> None:
@@ -91,17 +92,19 @@ def _refuse_obviously_too_large(request: Request) -> None:
         raise file_too_large()
 
 
-def _fingerprint(upload: UploadedFile, callback_url: str) -> str:
+def _fingerprint(upload: object, callback_url: str) -> str:
     """The file's bytes and the callback URL, not the multipart body (its boundary is random)."""
-    digest = hashlib.sha256()
-    for block in upload.chunks():
-        digest.update(block)
-    digest.update(b"\0" + callback_url.encode())
-    return digest.hexdigest()
+    blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
+    return fingerprint(*blocks, b"\0" + callback_url.encode())
 
 
 class JobDetailApi(AccountAPIView):
-    @extend_schema(operation_id="job_read", responses={200: JobSerializer}, summary="Read one bulk job")
+    @extend_schema(
+        operation_id="job_read",
+        responses={200: JobSerializer, **error_responses(404)},
+        summary="Read one bulk job",
+        description="Its status and progress, and once completed a fresh result_download_url valid 1 hour.",
+    )
     def get(self, request: Request, job_id: str) -> Response:
         job = Job.objects.filter(pk=job_id, account=self.account).first()
         if job is None:
@@ -116,12 +119,16 @@ class JobListApi(AccountAPIView):
         responses={
             200: inline_serializer(
                 "JobList", {"data": JobSerializer(many=True), "has_more": drf_serializers.BooleanField()}
-            )
+            ),
+            **error_responses(400),
         },
         summary="List bulk jobs, newest first",
+        description="Your account's jobs only. Page with starting_after (the last id of the previous page).",
     )
     def get(self, request: Request) -> Response:
-        query = validated(JobListQuerySerializer, request.query_params)
+        # A plain dict, not the QueryDict: DRF reads an empty HTML-form value as "not sent", and an
+        # empty `limit=` or `starting_after=` is a value like any other here (400, not the default).
+        query = validated(JobListQuerySerializer, request.query_params.dict())
         jobs = Job.objects.filter(account=self.account).order_by("-created_at", "-id")
         if "starting_after" in query:
             jobs = jobs.filter(_after(self._cursor(query["starting_after"])))
@@ -130,9 +137,10 @@ class JobListApi(AccountAPIView):
         return Response({"data": data, "has_more": len(page) > query["limit"]})
 
     def _cursor(self, job_id: str) -> Job:
-        cursor = Job.objects.filter(account=self.account, pk=job_id).first()
+        cursor = Job.objects.filter(account=self.account, pk=job_id).first() if is_job_id(job_id) else None
         if cursor is None:
-            raise ApiError(400, "invalid_request", f"starting_after: no job {job_id!r}.", "starting_after")
+            message = f"starting_after: {job_id!r} is not the id of one of your jobs."
+            raise ApiError(400, "invalid_request", message, "starting_after")
         return cursor
 
 

@@ -35,7 +35,10 @@ class CallbackBody(TypedDict):
     processed: int
     valid: int
     invalid: int
+    risky: int
+    unknown: int
     result_url: str | None
+    event_id: str
 
 
 def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
@@ -47,7 +50,9 @@ def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
     return delivery
 
 
-def callback_body(job: Job, event: str) -> CallbackBody:
+def callback_body(delivery: CallbackDelivery) -> CallbackBody:
+    """Spec section 6's fields, plus `risky`, `unknown` and `event_id` (the X-Service-Event-Id)."""
+    job, event = delivery.job, delivery.event
     return {
         "event": event,
         "job_id": job.pk,
@@ -57,7 +62,10 @@ def callback_body(job: Job, event: str) -> CallbackBody:
         "processed": job.processed,
         "valid": job.valid,
         "invalid": job.invalid,
+        "risky": job.risky,
+        "unknown": job.unknown,
         "result_url": result_url(job),
+        "event_id": delivery.event_id,
     }
 
 
@@ -94,7 +102,7 @@ def callback_attempt(*, delivery_id: int) -> CallbackAttempt | None:
 def _send(delivery: CallbackDelivery) -> tuple[outbound.Outcome, bool]:
     """The outcome, and whether a failure is permanent (the URL is refused)."""
     job = delivery.job
-    body = render_json(callback_body(job, delivery.event))
+    body = render_json(callback_body(delivery))
     timestamp = int(time.time())
     headers = {
         "Content-Type": "application/json",

@@ -1,13 +1,21 @@
 from __future__ import annotations
 
+import re
+
 from django.db import models
 from django.utils import timezone
 
 from lib.tokens import random_base62
 
+JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
+
 
 def new_job_id() -> str:
     return "job_" + random_base62(24)
+
+
+def is_job_id(value: str) -> bool:
+    return re.fullmatch(JOB_ID_PATTERN, value) is not None
 
 
 def new_event_id() -> str:
@@ -38,6 +46,7 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
 
     class Meta:
         ordering = ["-created_at", "-id"]

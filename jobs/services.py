@@ -12,25 +12,29 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from accounts.models import Account
-from billing.services import InsufficientCredits, credits_release, credits_reserve
-from jobs import files
+from billing.services import credits_release, credits_require, credits_reserve
+from jobs import files, scheduling
 from jobs.callbacks import callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
 from jobs.models import Chunk, Job, new_job_id
+from jobs.scheduling import UNFINISHED
 from lib import outbound
-from lib.errors import ApiError
+from lib.errors import DomainError
+from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
+from verification.models import IdempotencyRecord
 from verification.resolver import domain_lookup
 
 logger = logging.getLogger(__name__)
@@ -38,34 +42,52 @@ logger = logging.getLogger(__name__)
 # A chunk whose claim has been taken this many times without finishing has crashed
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
-UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
 CANCELLED_BY_STAFF = "cancelled by staff"
 
 
-def job_upload_check(*, account: Account, upload: object, callback_url: object) -> tuple[UploadedFile, str]:
-    """The refusals that need no parsing, in the contract's order: plan, balance, file, callback URL.
+class BulkNotInPlan(DomainError):
+    code = "plan_upgrade_required"
 
-    The API and the portal both call this (then `job_submit`); each refusal is the
-    contract's ApiError, which the portal shows as a form error.
-    """
-    job_upload_allowed(account=account)
-    return _checked_file(upload), _checked_callback_url(callback_url)
+    def __init__(self) -> None:
+        super().__init__("Bulk verification needs the Starter plan or above.")
+
+
+class UploadRefused(DomainError):
+    """The upload itself is unusable: invalid_file, file_too_large, too_many_rows or invalid_callback_url."""
+
+    param = "file"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """An accepted upload: the job and what its submitter was told."""
+
+    job: Job
+    estimated_seconds: int
+
+    def receipt(self) -> dict[str, object]:
+        job = self.job
+        return {
+            "id": job.pk,
+            "status": job.status,
+            "total_emails": job.total,
+            "estimated_seconds": self.estimated_seconds,
+        }
 
 
 def job_upload_allowed(*, account: Account) -> None:
     """Bulk needs the Starter plan or above and a balance of at least one credit."""
     if not account.plan.allows_bulk:
-        raise ApiError(403, "plan_upgrade_required", "Bulk verification needs the Starter plan or above.")
-    if account.credit_balance < 1:
-        raise InsufficientCredits
+        raise BulkNotInPlan
+    credits_require(account=account, amount=1)
 
 
-def file_too_large() -> ApiError:
-    return ApiError(413, "file_too_large", f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB.", "file")
+def file_too_large() -> UploadRefused:
+    return UploadRefused(f"The file is larger than {MAX_UPLOAD_BYTES // 2**20} MB.", code="file_too_large")
 
 
-def _invalid_file(message: str) -> ApiError:
-    return ApiError(400, "invalid_file", message, "file")
+def _invalid_file(message: str) -> UploadRefused:
+    return UploadRefused(message, code="invalid_file")
 
 
 def _checked_file(upload: object) -> UploadedFile:
@@ -79,8 +101,8 @@ def _checked_file(upload: object) -> UploadedFile:
 
 
 def _checked_callback_url(url: object) -> str:
-    def refused(message: str) -> ApiError:
-        return ApiError(400, "invalid_callback_url", message, "callback_url")
+    def refused(message: str) -> UploadRefused:
+        return UploadRefused(message, "callback_url", code="invalid_callback_url")
 
     if not isinstance(url, str):
         raise refused("callback_url must be a URL.")
@@ -95,24 +117,29 @@ def _checked_callback_url(url: object) -> str:
 
 
 def job_submit(
-    *, account: Account, upload: UploadedFile, callback_url: str, on_created: Callable[[Job], None] = lambda job: None
-) -> Job:
-    """Read the checked file's addresses and create the job (see `job_create`)."""
+    *, account: Account, upload: object, callback_url: object, idempotency: IdempotencyRecord | None = None
+) -> Submission:
+    """Check an upload and create its job. The API and the portal both come in here.
+
+    Refusals, in the contract's order: plan, balance, file, callback URL, then the file's
+    rows. Each is a DomainError that changes nothing; the portal shows it on its field.
+    """
+    job_upload_allowed(account=account)
+    checked, url = _checked_file(upload), _checked_callback_url(callback_url)
     try:
-        addresses = read_addresses(upload.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
+        addresses = read_addresses(checked.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
     except CsvFileError as error:
-        status = 422 if error.code == "too_many_rows" else 400
-        raise ApiError(status, error.code, error.message, "file") from None
-    return job_create(account=account, addresses=addresses, callback_url=callback_url, on_created=on_created)
+        raise UploadRefused(error.message, code=error.code) from None
+    return job_create(account=account, addresses=addresses, callback_url=url, idempotency=idempotency)
 
 
 def job_create(
-    *, account: Account, addresses: Sequence[str], callback_url: str, on_created: Callable[[Job], None]
-) -> Job:
+    *, account: Account, addresses: Sequence[str], callback_url: str, idempotency: IdempotencyRecord | None = None
+) -> Submission:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
-    `on_created` runs inside the transaction (the API stores its idempotent response
-    there). If anything fails, the stored file is deleted: nothing is left behind.
+    The idempotency record (if any) gets the submission's receipt in the same transaction.
+    If anything fails, the stored file is deleted: nothing is left behind.
     """
     job_id, chunk_size = new_job_id(), settings.BULK_CHUNK_SIZE
     name = files.input_save(job_id, addresses, chunk_size)
@@ -122,13 +149,19 @@ def job_create(
                 id=job_id, account=account, callback_url=callback_url, input_name=name, total=len(addresses)
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-            on_created(job)
-            chunk_ids = list(job.chunks.values_list("pk", flat=True))
-            transaction.on_commit(lambda: chunks_enqueue(chunk_ids))
+            submission = Submission(job, estimated_seconds(job.total))
+            if idempotency is not None:
+                idempotency.complete(status=202, body=render_json(submission.receipt()), headers=receipt_headers(job))
+            tasks = scheduling.work_for_new_job(job.chunks.count())
+            transaction.on_commit(lambda: scheduling.work_enqueue(tasks))
     except BaseException:
         files.input_delete(name)
         raise
-    return job
+    return submission
+
+
+def receipt_headers(job: Job) -> dict[str, str]:
+    return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:
@@ -138,16 +171,29 @@ def _chunks_for(job: Job, size: int) -> list[Chunk]:
     ]
 
 
-def chunks_enqueue(chunk_ids: Sequence[int]) -> None:
-    for chunk_id in chunk_ids:
-        async_task("jobs.tasks.run_chunk", chunk_id, task_name=f"chunk-{chunk_id}")
+def chunk_run_next() -> bool:
+    """Run the chunk whose turn it is (jobs/scheduling.py); True if one ran.
+
+    While chunks are waiting, it queues its successor, so the work goes on at the same width.
+    """
+    for chunk_id in scheduling.chunk_pick():
+        chunk = chunk_claim(chunk_id=chunk_id)
+        if chunk is not None:
+            _process(chunk)
+            if scheduling.work_waiting():
+                scheduling.work_enqueue(1)
+            return True
+    return False  # nothing waiting, or every pick taken by faster workers: they queue successors
 
 
 def chunk_run(*, chunk_id: int) -> None:
-    """Claim a chunk, verify its addresses, record the result. Safe to call any number of times."""
+    """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
     chunk = chunk_claim(chunk_id=chunk_id)
-    if chunk is None:
-        return
+    if chunk is not None:
+        _process(chunk)
+
+
+def _process(chunk: Chunk) -> None:
     if chunk.attempts > MAX_CHUNK_ATTEMPTS:
         job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
         return
@@ -168,10 +214,9 @@ def chunk_run(*, chunk_id: int) -> None:
 def chunk_claim(*, chunk_id: int) -> Chunk | None:
     """Take the chunk's lease (pending, or running with an expired lease) and its credits."""
     now = timezone.now()
-    claimable = Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
     lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
     with transaction.atomic():
-        won = Chunk.objects.filter(claimable, pk=chunk_id, job__status__in=UNFINISHED).update(
+        won = Chunk.objects.filter(scheduling.claimable(now), pk=chunk_id, job__status__in=UNFINISHED).update(
             state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
         )
         if not won:
@@ -179,6 +224,7 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
         chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
         # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
         chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
+        Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
         if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
             Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
                 status=Job.Status.PROCESSING, started_at=now
@@ -284,37 +330,54 @@ def job_retry(*, job_id: str) -> bool:
         Chunk.objects.filter(pk__in=locked).update(
             state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
         )
-        transaction.on_commit(lambda: chunks_enqueue(locked))
+        transaction.on_commit(lambda: scheduling.work_enqueue(scheduling.work_for_new_job(len(locked))))
     return True
 
 
 def chunks_requeue_stale() -> int:
-    """Queue again the chunks nobody is working on: lease expired, or queued long ago and never claimed.
+    """Queue work again for chunks nobody is working on: their worker died (lease expired), or every
+    task that would run the waiting chunks was lost. Returns how many tasks it queued.
 
     Also finishes jobs whose every chunk is done but whose completion was interrupted.
     """
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
-    idle = Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
-    stale = Chunk.objects.filter(idle, queued_at__lt=cutoff, job__status__in=UNFINISHED)
-    requeued = []
-    for chunk_id, queued_at in stale.values_list("pk", "queued_at")[:1000]:
-        if Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now):
-            requeued.append(chunk_id)
-    chunks_enqueue(requeued)
+    expired = Chunk.objects.filter(
+        state=Chunk.State.RUNNING, lease_expires_at__lt=now, queued_at__lt=cutoff, job__status__in=UNFINISHED
+    )
+    requeued = 0
+    for chunk_id, queued_at in expired.values_list("pk", "queued_at")[:1000]:
+        requeued += Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now)
+    if scheduling.work_stalled(now):
+        requeued += settings.BULK_PARALLEL_CHUNKS
+    scheduling.work_enqueue(requeued)
     stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
     for job_id in stuck.values_list("pk", flat=True):
         async_task("jobs.tasks.complete_job", job_id)
-    return len(requeued)
+    return requeued
+
+
+# The throughput behind `estimated_seconds`: the most recently completed jobs, and among them
+# those large enough that their time is rows, not the fixed cost of picking a job up.
+RECENT_JOBS = 20
+THROUGHPUT_MIN_ROWS = 1_000
 
 
 def estimated_seconds(total: int) -> int:
-    """From the throughput of recently completed jobs (rows per second), at least 1."""
-    recent = Job.objects.filter(status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False)
-    rows, seconds = 0, 0.0
-    for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:20]:
-        if started and completed:
-            rows += processed
-            seconds += max((completed - started).total_seconds(), 0.5)
+    """From the throughput of the most recently completed jobs (rows per second), at least 1.
+
+    Weighted by rows (all rows over all seconds), from the large ones when there are any: a
+    one-row job takes a second of queue pickup, which says nothing about a 50,000-row list.
+    """
+    recent = Job.objects.filter(
+        status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False
+    ).order_by("-completed_at")
+    timings = [
+        (processed, max((completed - started).total_seconds(), 0.1))
+        for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]
+        if started and completed  # never None here (filtered above), but the types cannot know
+    ]
+    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS] or timings
+    rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
     rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
     return max(1, round(total / rate))

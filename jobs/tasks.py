@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import os
+
+from django.conf import settings
+
+from jobs import files
 from jobs.callbacks import callback_attempt
-from jobs.services import chunk_run, chunks_requeue_stale, job_complete_if_done
+from jobs.models import Job
+from jobs.services import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
+from lib.priority import lower_priority
+
+
+def run_next_chunk() -> None:
+    """Bulk work, at a lower CPU priority than the web (BULK_WORKER_NICENESS), and letting it in after."""
+    lower_priority(settings.BULK_WORKER_NICENESS)
+    chunk_run_next()
+    os.sched_yield()
 
 
 def run_chunk(chunk_id: int) -> None:
+    """One given chunk (queued before fair share, and by tests)."""
+    lower_priority(settings.BULK_WORKER_NICENESS)
     chunk_run(chunk_id=chunk_id)
 
 
@@ -21,3 +38,10 @@ def requeue_stale_chunks() -> int:
 
 def deliver_callback(delivery_id: int) -> None:
     callback_attempt(delivery_id=delivery_id)
+
+
+def sweep_orphan_uploads() -> int:
+    """Hourly (jobs/apps.py): delete what uploads cut off by a crash left behind."""
+    deleted = files.orphan_sweep(lambda ids: set(Job.objects.filter(pk__in=ids).values_list("pk", flat=True)))
+    logging.getLogger(__name__).info("swept %d orphaned upload files", len(deleted))
+    return len(deleted)

@@ -1,11 +1,12 @@
 from django.urls import path
 
+import jobs.converters  # noqa: F401  (registers <job_id:...>)
 from jobs.apis import BulkSubmitApi, JobDetailApi, JobListApi
 from jobs.downloads import result_download
 
 urlpatterns = [
     path("verify/bulk", BulkSubmitApi.as_view(), name="api-verify-bulk"),
     path("jobs", JobListApi.as_view(), name="api-jobs"),
-    path("jobs/<str:job_id>", JobDetailApi.as_view(), name="api-job"),
+    path("jobs/<job_id:job_id>", JobDetailApi.as_view(), name="api-job"),
     path("results/<str:token>", result_download, name="job-result-download"),
 ]

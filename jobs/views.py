@@ -14,8 +14,8 @@ from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.downloads import result_url
 from jobs.forms import UploadForm
 from jobs.models import CallbackAttempt, Job
-from jobs.services import job_submit, job_upload_check
-from lib.errors import ApiError
+from jobs.services import job_submit
+from lib.errors import DomainError
 
 JOBS_PER_PAGE = 20
 STATUS_FILTERS = ["all", *Job.Status.values]
@@ -27,11 +27,10 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     if form.is_bound and form.is_valid():
         try:
-            upload, callback_url = job_upload_check(
+            job = job_submit(
                 account=account, upload=form.cleaned_data["file"], callback_url=form.cleaned_data["callback_url"]
-            )
-            job = job_submit(account=account, upload=upload, callback_url=callback_url)
-        except ApiError as refused:
+            ).job
+        except DomainError as refused:
             # The API's own refusal (plan, credits, size, rows, file, callback URL), shown on its field.
             form.add_error(refused.param, refused.message)
         else:

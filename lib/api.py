@@ -38,33 +38,36 @@ def validated(serializer_class: type[Serializer], data: Any) -> dict[str, Any]:
 
 
 class ErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    param = serializers.CharField(allow_null=True)
+    code = serializers.CharField(help_text="Stable and machine-readable, e.g. insufficient_credits.")
+    message = serializers.CharField(help_text="A sentence for people; may change.")
+    param = serializers.CharField(allow_null=True, help_text="The request field at fault, if there is one.")
 
 
 class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
+# Every authenticated operation can answer these, whatever it does.
+_EVERY_OPERATION = (401, 406, 429, 500)
+# And every operation that reads a request body these.
+BODY_ERRORS = (400, 413, 415)
+
+
 def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
-    """OpenAPI entries for the errors an endpoint can answer, all in the one error shape."""
-    common = (401, 404, 405, 406, 413, 415, 429, 500)
-    return {
-        status: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[status]) for status in (*statuses, *common)
-    }
+    """OpenAPI entries for the errors an operation can answer, all in the one error shape."""
+    every = sorted({*statuses, *_EVERY_OPERATION})
+    return {status: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[status]) for status in every}
 
 
 _DESCRIPTIONS = {
     400: "invalid_request, deep_mode_disabled, invalid_file or invalid_callback_url",
-    401: "authentication_required or invalid_api_key",
+    401: "authentication_required or invalid_api_key (with WWW-Authenticate: Bearer)",
     402: "insufficient_credits",
     403: "plan_upgrade_required",
     404: "not_found",
-    405: "method_not_allowed",
-    406: "not_acceptable",
+    406: "not_acceptable: the Accept header rules out application/json",
     409: "idempotency_key_in_use",
-    413: "request_too_large or file_too_large",
+    413: "request_too_large (a JSON body over 16 KB) or file_too_large",
     415: "unsupported_media_type",
     422: "idempotency_key_reused or too_many_rows",
     429: "rate_limited (see Retry-After)",

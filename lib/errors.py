@@ -16,6 +16,40 @@ from lib.renderers import JSON_CONTENT_TYPE, render_json
 logger = logging.getLogger(__name__)
 
 
+class DomainError(Exception):
+    """A refusal by domain code (a service, a model, a task), free of HTTP.
+
+    `code` is the contract's stable error code; the API layer (`as_api_error`) gives it its
+    HTTP status, and the portal shows `message` on the form field named by `param`.
+    """
+
+    code = "invalid_request"
+    param: str | None = None
+
+    def __init__(self, message: str, param: str | None = None, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if param is not None:
+            self.param = param
+        if code is not None:
+            self.code = code
+
+
+# The HTTP status of each domain error code (CONTRACT section 2).
+DOMAIN_STATUS = {
+    "invalid_request": 400,
+    "invalid_file": 400,
+    "invalid_callback_url": 400,
+    "insufficient_credits": 402,
+    "plan_upgrade_required": 403,
+    "not_found": 404,
+    "job_not_finished": 409,
+    "results_expired": 410,
+    "file_too_large": 413,
+    "too_many_rows": 422,
+}
+
+
 class ApiError(exceptions.APIException):
     """An error the contract names: raise it anywhere below an API view."""
 
@@ -44,6 +78,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, DomainError):
+        return ApiError(DOMAIN_STATUS[exc.code], exc.code, exc.message, exc.param)
     if isinstance(exc, exceptions.ValidationError):
         param, message = _first_validation_error(exc.detail)
         return ApiError(400, "invalid_request", message, param)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 import schemathesis
 from django.core.management import call_command
 from hypothesis import HealthCheck, given, settings
-from schemathesis.specs.openapi.checks import positive_data_acceptance
+from schemathesis.specs.openapi.checks import (
+    positive_data_acceptance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from config.wsgi import application
 from tests.conftest import make_persona
@@ -48,3 +53,41 @@ def test_fuzzing_verify_finds_no_500_and_nothing_off_schema() -> None:
 
     check()
     assert 200 in seen  # the run reached the verifier, not only the validation errors
+
+
+OPERATIONS = [
+    ("/v1/verify", "POST"),
+    ("/v1/verify/bulk", "POST"),
+    ("/v1/jobs", "GET"),
+    ("/v1/jobs/{job_id}", "GET"),
+    ("/v1/results/{token}", "GET"),
+]
+
+
+def test_every_operation_of_the_schema_is_fuzzed() -> None:
+    schema = schemathesis.openapi.from_wsgi("/v1/openapi.json", application)
+    assert sorted((op.path, op.method.upper()) for op in _operations(schema)) == sorted(OPERATIONS)
+
+
+def _operations(schema):
+    return [result.ok() for result in schema.get_all_operations()]
+
+
+@committed_db
+@pytest.mark.parametrize(("path", "method"), OPERATIONS)
+def test_fuzzing_finds_no_500_and_no_undocumented_status(path: str, method: str) -> None:
+    owner = make_persona(plan_code="enterprise", credits=10_000)
+    schema = schemathesis.openapi.from_wsgi("/v1/openapi.json", application)
+    operation = schema[path][method]
+    headers = {"Authorization": f"Bearer {owner.api_key}"}
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(case=operation.as_strategy())
+    def check(case) -> None:
+        case.headers = {**(case.headers or {}), **headers}
+        response = case.call()
+        assert response.status_code < 500, response.text
+        # Every status is documented, with the documented body (the one error shape for errors).
+        case.validate_response(response, checks=[status_code_conformance, response_schema_conformance])
+
+    check()

@@ -225,6 +225,17 @@ def test_errors_are_not_stored_so_a_retry_after_402_succeeds(db: None) -> None:
     assert persona.verify("jane@good.com", **{"Idempotency-Key": "k"}).status_code == 200
 
 
+def test_retry_of_the_request_that_spent_the_last_credit_still_replays(db: None) -> None:
+    persona = make_persona(credits=1)
+    first = persona.verify("jane@good.com", **{"Idempotency-Key": "last"})
+    assert first.status_code == 200
+    again = persona.verify("jane@good.com", **{"Idempotency-Key": "last"})
+    assert again.status_code == 200
+    assert again.content == first.content
+    assert again["Idempotent-Replayed"] == "true"
+    assert balance(persona) == 0
+
+
 def test_idempotency_key_expires_after_24_hours(owner: Persona) -> None:
     with time_machine.travel(timezone.now(), tick=False) as clock:
         owner.verify("jane@good.com", **{"Idempotency-Key": "day"})

@@ -1,15 +1,21 @@
 """Idempotency-Key handling, shared by every POST that takes the header.
 
-A key is claimed by inserting a row (unique per account and key). A second
-request with the key then finds the row: a different body is 422, a request
-still running is 409, a finished one is replayed byte for byte. A request that
-ends in an error deletes its row, so errors are never stored.
+The key is looked at first, before any plan or credit check (CONTRACT section 4): the retry
+of a request that spent the last credit replays, it is never refused with 402.
+
+A key is claimed by inserting a row (unique per account and key). A second request with the
+key then finds the row: a different body is 422, a request still running is 409, a finished
+one is replayed byte for byte. The service completes the row in the same transaction as its
+charge, so a charged request always has its replay. A request that ends in an error deletes
+its row, so errors are never stored.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
@@ -27,37 +33,55 @@ ABANDONED_AFTER = timedelta(minutes=5)
 _VALID_KEY = re.compile(r"[\x20-\x7e]{1,255}")
 
 
-class Replay(Exception):
+@dataclass
+class Claim:
+    """What `idempotency_claim` found: a replay to answer with, or the request's to run.
+
+    Used as a context manager around the request's work: if the work raises, the claim is
+    let go, so a retry after an error runs afresh (errors are never stored).
+    """
+
+    record: IdempotencyRecord | None = None
+    replay: HttpResponse | None = None
+
+    def __enter__(self) -> IdempotencyRecord | None:
+        return self.record
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None and self.record is not None:
+            IdempotencyRecord.objects.filter(pk=self.record.pk, state=IdempotencyRecord.State.RUNNING).delete()
+
+
+def fingerprint(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def json_fingerprint(data: object) -> str:
+    return fingerprint(json.dumps(data, sort_keys=True).encode())
+
+
+def idempotency_claim(*, account: Account, key: str | None, fingerprint: str) -> Claim:
+    """Claim `key` for this request, or find the response to replay. Raises 400/409/422."""
+    try:
+        return Claim(record=claim(account=account, key=key, fingerprint=fingerprint))
+    except _Replay as found:
+        return Claim(replay=_replay_response(found.record))
+
+
+class _Replay(Exception):
     def __init__(self, record: IdempotencyRecord) -> None:
         self.record = record
 
-    def response(self) -> HttpResponse:
-        record = self.record
-        response = HttpResponse(bytes(record.response_body), status=record.response_status or 200)
-        for name, value in record.response_headers.items():
-            response[name] = value
-        response["Idempotent-Replayed"] = "true"
-        return response
 
-
-def run_idempotent(
-    *,
-    account: Account,
-    key: str | None,
-    fingerprint: str,
-    handler: Callable[[IdempotencyRecord | None], HttpResponse],
-) -> HttpResponse:
-    """Call `handler` once per key; it must `complete()` the record it is given on success."""
-    try:
-        record = claim(account=account, key=key, fingerprint=fingerprint)
-    except Replay as replay:
-        return replay.response()
-    try:
-        return handler(record)
-    except BaseException:
-        if record is not None:
-            IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.RUNNING).delete()
-        raise
+def _replay_response(record: IdempotencyRecord) -> HttpResponse:
+    response = HttpResponse(bytes(record.response_body), status=record.response_status or 200)
+    for name, value in record.response_headers.items():
+        response[name] = value
+    response["Idempotent-Replayed"] = "true"
+    return response
 
 
 def claim(*, account: Account, key: str | None, fingerprint: str) -> IdempotencyRecord | None:
@@ -94,4 +118,4 @@ def _refuse_or_replay(existing: IdempotencyRecord, fingerprint: str) -> None:
         )
     if existing.state == IdempotencyRecord.State.RUNNING:
         raise ApiError(409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed.")
-    raise Replay(existing)
+    raise _Replay(existing)

@@ -14,7 +14,11 @@ class VerifyRequestSerializer(serializers.Serializer):
 
     # Any string gets a verdict (CONTRACT 4), NUL characters included (verify_request takes them).
     email = StrictCharField(max_length=MAX_EMAIL_LENGTH, allow_blank=True, trim_whitespace=False)
-    validation_mode = serializers.ChoiceField(choices=VALIDATION_MODES, default="fast")
+    validation_mode = serializers.ChoiceField(
+        choices=VALIDATION_MODES,
+        default="fast",
+        help_text="`fast` (the default). `deep` is refused with 400 deep_mode_disabled: it is not available yet.",
+    )
 
 
 class ChecksSerializer(serializers.Serializer):

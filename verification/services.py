@@ -6,19 +6,33 @@ same and is cached the same whichever door it came in by.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
 from accounts.models import Account
-from billing.services import InsufficientCredits, credits_spend
+from billing.services import credits_require, credits_spend
+from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Verdict, verify_one
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict, IdempotencyRecord
 from verification.resolver import domain_lookup
 
-# Renders the response body of a verdict (and whether it came from cache).
-Renderer = Callable[[Verdict, bool], bytes]
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """A verdict as one customer received it: from their cache or not, and how fast."""
+
+    verdict: Verdict
+    cached: bool
+    response_time_ms: int
+
+    def to_dict(self) -> dict[str, Any]:
+        # The shape VerificationResultSerializer documents, without its per-call cost.
+        return {**self.verdict.to_dict(), "cached": self.cached, "response_time_ms": self.response_time_ms}
 
 
 def verification_lookup(*, account: Account, email: str, mode: str = "fast") -> tuple[Verdict, bool]:
@@ -30,36 +44,25 @@ def verification_lookup(*, account: Account, email: str, mode: str = "fast") -> 
     return verify_one(normalised, domain_lookup()), False
 
 
-def verification_run[T](*, account: Account, email: str, finish: Callable[[Verdict, bool], T]) -> T:
+def verification_run(
+    *, account: Account, email: str, started: float | None = None, idempotency: IdempotencyRecord | None = None
+) -> Verification:
     """Verify one address for an account: one credit, cached or not. Raises InsufficientCredits.
 
-    DNS runs before the transaction so no lock is held while waiting on the network;
-    the charge, the cache entry and whatever `finish` records then commit together.
+    DNS runs before the transaction so no lock is held while waiting on the network; the
+    charge, the cache entry and the idempotency record's response then commit together, so a
+    charged request always has its replay and a replay is never charged.
     """
-    if account.credit_balance < 1:
-        raise InsufficientCredits
+    credits_require(account=account, amount=1)
     verdict, cached = verification_lookup(account=account, email=email)
+    elapsed = time.perf_counter() - (started if started is not None else time.perf_counter())
+    result = Verification(verdict, cached, math.ceil(elapsed * 1000))
     with transaction.atomic():
         credits_spend(account=account, amount=1, reference="verify")
         if not cached:
             CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
-        return finish(verdict, cached)
-
-
-def verification_perform(
-    *, account: Account, email: str, render: Renderer, idempotency: IdempotencyRecord | None = None
-) -> bytes:
-    """The API's door: returns the rendered body and completes the idempotency record with it."""
-
-    def finish(verdict: Verdict, cached: bool) -> bytes:
-        body = render(verdict, cached)
         if idempotency is not None:
-            idempotency.complete(status=200, body=body, headers={"Content-Type": "application/json; charset=utf-8"})
-        return body
-
-    return verification_run(account=account, email=email, finish=finish)
-
-
-def verification_check(*, account: Account, email: str) -> tuple[Verdict, bool]:
-    """The portal's door: the verdict and whether it came from this account's cache."""
-    return verification_run(account=account, email=email, finish=lambda verdict, cached: (verdict, cached))
+            idempotency.complete(
+                status=200, body=render_json(result.to_dict()), headers={"Content-Type": JSON_CONTENT_TYPE}
+            )
+    return result

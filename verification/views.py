@@ -11,7 +11,7 @@ from accounts.models import Account
 from billing.services import InsufficientCredits
 from verification.engine import Verdict
 from verification.forms import VerifyForm
-from verification.services import verification_check
+from verification.services import verification_run
 
 # Each check's label, and the value that is good news for the sender (None: neither, just a fact).
 CHECKS: dict[str, tuple[str, bool | None]] = {
@@ -41,11 +41,11 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
     context: dict[str, object] = {"account": account, "form": form}
     if request.method == "POST" and form.is_valid():
         try:
-            verdict, cached = verification_check(account=account, email=form.cleaned_data["email"])
+            result = verification_run(account=account, email=form.cleaned_data["email"])
         except InsufficientCredits:
             form.add_error(None, "You have no credits left, so this address was not checked. See Billing for more.")
         else:
-            context.update(verdict=verdict, cached=cached, checks=check_rows(verdict))
+            context.update(verdict=result.verdict, cached=result.cached, checks=check_rows(result.verdict))
     # HtmxMiddleware sets request.htmx; it is falsy unless htmx sent the request.
     partial = bool(getattr(request, "htmx", False))
     template = "verification/_verify_panel.html" if partial else "verification/verify.html"

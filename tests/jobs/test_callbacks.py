@@ -41,7 +41,8 @@ def test_callback_is_retried_until_2xx_with_one_event_id(
     settings.CALLBACK_RETRY_BASE_SECONDS = 0.01
     receiver.statuses = [500, 500, 200]
     with run_tasks():
-        job_id = upload(owner, b"a@good.com\n", callback_url=receiver.url).json()["id"]
+        content = b"a@good.com\ninfo@good.com\nx@silent.com\nx@nullmx.com\n"
+        job_id = upload(owner, content, callback_url=receiver.url).json()["id"]
     run_schedules_as_they_fall_due()
     delivery = CallbackDelivery.objects.get(job_id=job_id)
     attempts = list(CallbackAttempt.objects.filter(delivery=delivery).values_list("number", "status_code"))
@@ -57,11 +58,14 @@ def test_callback_is_retried_until_2xx_with_one_event_id(
         "job_id": job_id,
         "status": "completed",
         "partial": False,
-        "total": 1,
-        "processed": 1,
+        "total": 4,
+        "processed": 4,
         "valid": 1,
-        "invalid": 0,
+        "invalid": 1,
+        "risky": 1,
+        "unknown": 1,
         "result_url": receiver.received[-1].json()["result_url"],
+        "event_id": delivery.event_id,
     }
     assert receiver.received[-1].json()["result_url"].startswith("http://testserver/v1/results/job_")
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import requests
 
-from bench.procs import free_port, wait_for_port
+from bench.procs import free_port, group_members, wait_for_port
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
 from tests.support.dns_server import DnsServer
@@ -213,3 +213,12 @@ def test_killed_worker_loses_nothing_and_charges_each_row_once(
     assert charged == -600
     balance = stack.sql("SELECT credit_balance FROM accounts_account WHERE public_id IS NOT NULL")
     assert balance == stack.sql("SELECT SUM(amount) FROM billing_ledgerentry")
+
+
+def test_bulk_workers_run_at_a_lower_priority_than_the_web(stack: Stack, receiver: Receiver) -> None:
+    job = stack.upload(b"a@good.com\n", receiver.url)
+    stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=30)
+    assert stack.worker is not None
+    cluster = group_members(stack.worker.pid)  # qcluster and its worker processes
+    assert max(os.getpriority(os.PRIO_PROCESS, pid) for pid in cluster) == 10  # BULK_WORKER_NICENESS
+    assert os.getpriority(os.PRIO_PROCESS, stack.processes[0].pid) == 0  # the web server

@@ -188,7 +188,10 @@ def test_chunk_that_crashed_three_times_fails_the_job_and_releases_credits(
         "processed": 1,
         "valid": 1,
         "invalid": 0,
+        "risky": 0,
+        "unknown": 0,
         "result_url": None,
+        "event_id": CallbackDelivery.objects.get().event_id,
     }
     assert CallbackDelivery.objects.get().state == "delivered"
 

@@ -165,6 +165,20 @@ def test_idempotent_upload_replays_the_first_job(owner: Persona) -> None:
     assert Job.objects.count() == 1
 
 
+def test_retry_after_the_credits_ran_out_and_the_plan_changed_still_replays(owner: Persona) -> None:
+    from billing.models import Plan
+    from billing.services import credits_spend
+
+    first = upload(owner, b"a@good.com\n", idempotency_key="k1")
+    credits_spend(account=owner.account, amount=owner.account.credit_balance)
+    owner.account.plan = Plan.objects.get(code="free")
+    owner.account.save(update_fields=["plan"])
+    again = upload(owner, b"a@good.com\n", idempotency_key="k1")
+    assert again.status_code == 202
+    assert again.content == first.content
+    assert again["Idempotent-Replayed"] == "true"
+
+
 def test_idempotency_key_with_another_file_is_422(owner: Persona) -> None:
     upload(owner, b"a@good.com\n", idempotency_key="k1")
     response = upload(owner, b"b@good.com\n", idempotency_key="k1")

@@ -1,0 +1,84 @@
+"""Fair share (CONTRACT section 9): which chunk a worker takes next, with the database as the scheduler.
+
+The django-q2 queue holds no chunk ids, only "run the next chunk" tasks. Whichever worker
+takes one asks the database whose turn it is: the account served least recently (one never
+served first), and within it the oldest job, and within that the first chunk not done. A
+new customer's chunk therefore waits for the chunks being worked on now, never for other
+customers' backlogs, whatever sits ahead of it in the queue.
+
+How many such tasks exist is bounded: a new job queues one per chunk up to
+BULK_PARALLEL_CHUNKS, and a task that ran a chunk queues one successor while any chunk is
+waiting. The claim itself (lease, attempt count, reservation) is `services.chunk_claim`,
+unchanged: who runs a chunk is decided by its conditional UPDATE, so two workers picking the
+same chunk cost one a second pick, never a second run.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Max, Min, Q
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from jobs.models import Chunk, Job
+
+UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
+NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def work_enqueue(count: int) -> None:
+    """Queue `count` tasks that each run whichever chunk's turn it is."""
+    for _ in range(count):
+        async_task("jobs.tasks.run_next_chunk")
+
+
+def work_for_new_job(chunks: int) -> int:
+    return min(chunks, settings.BULK_PARALLEL_CHUNKS)
+
+
+def claimable(now: datetime) -> Q:
+    """Chunks a worker may take: never claimed, or their worker's lease ran out (it died)."""
+    return Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
+
+
+def chunk_pick(limit: int = 3) -> list[int]:
+    """Up to `limit` chunk ids in the order they should be taken: one per job, fairest first."""
+    now = timezone.now()
+    waiting = Chunk.objects.filter(claimable(now), job__status__in=UNFINISHED)
+    first = dict(waiting.order_by().values("job_id").annotate(first=Min("index")).values_list("job_id", "first"))
+    if not first:
+        return []
+    jobs = Job.objects.filter(status__in=UNFINISHED).order_by().values_list("pk", "account_id", "created_at")
+    served = _last_served()
+    turn = sorted((job for job in jobs if job[0] in first), key=lambda j: (served.get(j[1]) or NEVER, j[2], j[0]))
+    wanted = Q()
+    for job_id, *_ in turn[:limit]:
+        wanted |= Q(job_id=job_id, index=first[job_id])
+    order = {job_id: position for position, (job_id, *_) in enumerate(turn)}
+    picked = Chunk.objects.filter(wanted).values_list("job_id", "pk")
+    return [pk for _, pk in sorted(picked, key=lambda row: order[row[0]])]
+
+
+def _last_served() -> dict[int, datetime | None]:
+    """Per account, when any of its unfinished jobs last had a chunk claimed."""
+    rows = Job.objects.filter(status__in=UNFINISHED).order_by().values("account_id").annotate(last=Max("served_at"))
+    return {row["account_id"]: row["last"] for row in rows}
+
+
+def work_waiting() -> bool:
+    return Chunk.objects.filter(claimable(timezone.now()), job__status__in=UNFINISHED).exists()
+
+
+def work_stalled(now: datetime) -> bool:
+    """Chunks wait, yet no chunk has been claimed for a lease's length: every task that would run them is lost.
+
+    (A task popped from Redis by a worker that was then killed is gone; the ORM broker would
+    hand it out again only after Q_RETRY.)
+    """
+    cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    if Job.objects.filter(status__in=UNFINISHED, served_at__gte=cutoff).exists():
+        return False
+    old = Chunk.objects.filter(state=Chunk.State.PENDING, job__status__in=UNFINISHED, job__created_at__lt=cutoff)
+    return old.exists()

@@ -1,0 +1,104 @@
+"""Fair share (CONTRACT section 9): workers take chunks across accounts in turn, oldest job first within one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import time_machine
+from django.utils import timezone
+from django_q.models import OrmQ
+
+from jobs import scheduling
+from jobs.models import Chunk, Job
+from jobs.services import chunk_claim, chunk_run_next
+from tests.conftest import Persona, make_persona
+from tests.jobs.conftest import RunTasks, upload
+
+
+@pytest.fixture(autouse=True)
+def _two_rows_a_chunk(settings: Any) -> None:
+    settings.BULK_CHUNK_SIZE = 2
+
+
+def rows(count: int, tag: str) -> bytes:
+    return "".join(f"user{i}@{tag}.good.com\n" for i in range(count)).encode()
+
+
+def claim_order(times: int) -> list[str]:
+    """Which job each next claim goes to (claims are left running, as busy workers' would be)."""
+    order = []
+    for _ in range(times):
+        (chunk_id, *_) = scheduling.chunk_pick()
+        chunk = chunk_claim(chunk_id=chunk_id)
+        assert chunk is not None
+        order.append(chunk.job_id)
+    return order
+
+
+def test_accounts_take_turns_and_an_account_runs_its_oldest_job_first(db: None) -> None:
+    a, b, c = (make_persona(plan_code="starter", credits=100) for _ in range(3))
+    a1 = upload(a, rows(6, "a1")).json()["id"]  # 3 chunks
+    a2 = upload(a, rows(4, "a2")).json()["id"]  # 2 chunks, newer: after a1
+    b1 = upload(b, rows(6, "b1")).json()["id"]  # 3 chunks
+    c1 = upload(c, rows(2, "c1")).json()["id"]  # 1 chunk
+    order = claim_order(9)
+    assert order == [a1, b1, c1, a1, b1, a1, b1, a2, a2]
+    assert scheduling.chunk_pick() == []
+
+
+def test_a_new_customer_goes_next_whatever_the_backlog(db: None) -> None:
+    big = [make_persona(plan_code="starter", credits=1000) for _ in range(5)]
+    for persona in big:
+        upload(persona, rows(200, f"big{persona.account.pk}"))  # 100 chunks each
+    claim_order(7)  # the five accounts have all been served
+    small = make_persona(plan_code="starter", credits=100)
+    job_id = upload(small, rows(2, "small")).json()["id"]
+    assert claim_order(1) == [job_id]
+
+
+def test_a_lease_that_ran_out_is_taken_again_in_its_turn(owner: Persona, settings: Any) -> None:
+    job_id = upload(owner, rows(2, "x")).json()["id"]
+    assert claim_order(1) == [job_id]
+    assert scheduling.chunk_pick() == []  # leased to a (dead) worker
+    with time_machine.travel(timezone.now() + timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS + 1)):
+        assert claim_order(1) == [job_id]
+        assert Chunk.objects.get(job_id=job_id).attempts == 2
+
+
+def test_a_new_job_queues_a_bounded_number_of_workers(
+    owner: Persona, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.BULK_PARALLEL_CHUNKS = 3
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(owner, rows(20, "w"))  # 10 chunks
+    assert OrmQ.objects.count() == 3
+
+
+def test_each_worker_task_queues_its_successor_until_the_job_is_done(
+    owner: Persona, settings: Any, run_tasks: RunTasks
+) -> None:
+    settings.BULK_PARALLEL_CHUNKS = 1  # one chain of tasks must carry all ten chunks
+    with run_tasks():
+        job_id = upload(owner, rows(20, "w")).json()["id"]
+    assert Job.objects.get(pk=job_id).status == "completed"
+
+
+def test_without_work_a_worker_task_does_nothing(db: None) -> None:
+    assert chunk_run_next() is False
+    assert not OrmQ.objects.exists()
+
+
+def test_waiting_work_whose_tasks_were_all_lost_is_queued_again(
+    owner: Persona, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from jobs import tasks
+
+    settings.BULK_PARALLEL_CHUNKS = 2
+    upload(owner, rows(6, "lost"))  # its tasks never reach the queue (as if popped by a killed worker)
+    assert tasks.requeue_stale_chunks() == 0  # young: its tasks may still be on their way
+    later = timezone.now() + timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS + 1)
+    with time_machine.travel(later):
+        assert tasks.requeue_stale_chunks() == 2
+    assert OrmQ.objects.count() == 2
