@@ -27,12 +27,14 @@ migrate: install
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput -v0
 
-# Web on :$(PORT) and one django-q2 worker; Ctrl-C stops both.
+# Web on :$(PORT) and one django-q2 worker; Ctrl-C stops both. The links printed and handed
+# out (result downloads, callbacks' result_url) follow PORT unless SITE_URL is set.
 run: migrate
-	$(PY) manage.py demo_account
-	@DEBUG=$${DEBUG:-1} $(PY) manage.py qcluster & worker=$$!; \
+	PORT=$(PORT) $(PY) manage.py demo_account
+	@export PORT=$(PORT) DEBUG=$${DEBUG:-1}; \
+	$(PY) manage.py qcluster & worker=$$!; \
 	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \
-	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 0.0.0.0:$(PORT)
+	$(PY) manage.py runserver 0.0.0.0:$(PORT)
 
 test: install-dev
 	@mkdir -p var

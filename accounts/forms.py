@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from accounts.throttle import WINDOW_SECONDS, login_blocked, login_failed, login_succeeded
+from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 
 
 class SignupForm(forms.Form):
@@ -40,21 +40,18 @@ class SignupForm(forms.Form):
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Refuses a username+address pair after repeated failures (see accounts.throttle)."""
+    """Refuses a username+address pair after repeated attempts (see accounts.throttle)."""
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username", ""))
-        if login_blocked(username=username, request=self.request):
+        if self.cleaned_data.get("password") and not login_attempt_allowed(username=username, request=self.request):
             raise ValidationError(
                 f"Too many failed log-in attempts. Wait {WINDOW_SECONDS // 60} minutes, or reset your password.",
                 code="throttled",
             )
-        try:
-            data = super().clean()
-        except ValidationError:
-            login_failed(username=username, request=self.request)
-            raise
-        login_succeeded(username=username, request=self.request)
+        data = super().clean()  # a wrong password raises here, and its attempt stays counted
+        if self.get_user() is not None:
+            login_succeeded(username=username, request=self.request)
         return data
 
 

@@ -160,3 +160,38 @@ class RateWindow(models.Model):
 
     def __str__(self) -> str:
         return f"key {self.key_id}: {self.hits} in {self.window_second}"
+
+
+class LoginWindowQuerySet(models.QuerySet["LoginWindow"]):
+    def count_attempt(self, *, pair: str, now: float, window_seconds: int) -> int:
+        """Count a log-in attempt for `pair`; returns the attempts so far in its window.
+
+        One atomic statement (see lib/sql.py), so parallel attempts each get their own number:
+        a window that has closed starts again at 1. Closed windows are deleted on the way.
+        """
+        table = sql.table(LoginWindow)
+        sql.execute(f"DELETE FROM {table} WHERE window_ends <= %s", [now])
+        row = sql.fetch_one(
+            f"INSERT INTO {table} (pair, window_ends, attempts) VALUES (%s, %s, 1)"
+            f" ON CONFLICT (pair) DO UPDATE SET"
+            f" attempts = CASE WHEN {table}.window_ends > %s THEN {table}.attempts + 1 ELSE 1 END,"
+            f" window_ends = CASE WHEN {table}.window_ends > %s THEN {table}.window_ends"
+            f" ELSE excluded.window_ends END"
+            f" RETURNING attempts",
+            [pair, now + window_seconds, now, now],
+        )
+        assert row is not None
+        return int(row[0])
+
+
+class LoginWindow(models.Model):
+    """Log-in attempts for one username from one address, counted before the password is checked."""
+
+    pair = models.CharField(max_length=64, primary_key=True, help_text="sha256 of username and address.")
+    window_ends = models.FloatField(db_index=True, help_text="Unix time the window closes.")
+    attempts = models.PositiveIntegerField()
+
+    objects = LoginWindowQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.attempts} attempts until {self.window_ends}"

@@ -102,7 +102,8 @@ class Stack:
 
     def start_web(self, workers: int = 2) -> None:
         self.web = self.processes.start(
-            PY, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{self.port}", "-w", str(workers),
+            PY, "-m", "gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi",
+            "-b", f"127.0.0.1:{self.port}", "-w", str(workers),
             "--timeout", "120", "--log-level", "warning",
         )  # fmt: skip
         wait_for_port(self.port, process=self.web)

@@ -1,3 +1,4 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
@@ -5,11 +6,24 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 from lib.errors import api_not_found
 from verification import views as verification_views
 
+# What ReDoc needs beyond the site's policy: its search index runs in a worker made from a blob:
+# URL, its menu shows Redocly's logo from their CDN, and two styles it injects before it can
+# nonce them (perfect-scrollbar's CSS and an empty <style>) are allowed by hash. A new ReDoc
+# (drf-spectacular-sidecar) may change them: tests/test_browser.py fails on any violation.
+REDOC_CSP = {
+    "worker-src": ["blob:"],
+    "img-src": ["https://cdn.redoc.ly"],
+    "style-src": [
+        "'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='",
+        "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='",
+    ],
+}
+
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
     path("", include("jobs.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
-    path("docs", SpectacularRedocView.as_view(url_name="openapi-schema"), name="api-docs"),
+    path("docs", csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi-schema")), name="api-docs"),
     re_path(r"^[\s\S]*$", api_not_found),  # not ".*": a path may hold a newline (%0A) too
 ]
 

@@ -43,6 +43,13 @@ def dns_server() -> Iterator[DnsServer]:
 
 
 @pytest.fixture(autouse=True)
+def _bulk_tasks_keep_the_test_process_priority(settings: Any) -> None:
+    # Tasks run in this process here; at the bulk niceness they would lower it, and with it every
+    # server a later test starts (the e2e web server must run at 0). Real workers keep the default.
+    settings.BULK_WORKER_NICENESS = 0
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     # The production hasher takes seconds per password on a small CI machine.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

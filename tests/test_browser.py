@@ -40,6 +40,11 @@ UPLOAD_JS = """() => {
   data.items.add(new File([rows], "list.csv", {type: "text/csv"}));
   return data;
 }"""
+# Every page reports what its Content-Security-Policy blocked; the `page` fixture fails the test on any.
+CSP_LISTENER = """document.addEventListener("securitypolicyviolation", (event) => window.reportCspViolation(
+  `${location.pathname}: ${event.effectiveDirective} blocked ${event.blockedURI || "inline"}`
+  + ` (${event.sourceFile}:${event.lineNumber})`
+));"""
 RAW_KEY = re.compile(r"ev_live_[A-Za-z0-9]{32}")
 IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
@@ -67,11 +72,19 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
         context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
         context.set_default_timeout(10_000)
-        yield context.new_page()
+        violations: list[str] = []
+        context.expose_function("reportCspViolation", lambda text: violations.append(text))
+        context.add_init_script(CSP_LISTENER)
+        page = context.new_page()
+        page.on(
+            "console", lambda message: "Content Security Policy" in message.text and violations.append(message.text)
+        )
+        yield page
         browser.close()
         # ORM calls made while Playwright's loop ran got their own connection (Django keys
         # connections by context, not only by thread); close it or PostgreSQL cannot drop the test DB.
         connections.close_all()
+    assert violations == [], "Content-Security-Policy violations:\n" + "\n".join(violations)
 
 
 def snap(page: Page, name: str) -> None:
@@ -218,16 +231,10 @@ def bulk_job_journey(page: Page) -> None:
 
 
 def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
-    from django.contrib.auth import get_user_model
-
     from tests.factories import AccountFactory
 
     AccountFactory(owner__email="customer@company.example.com", credits=10)
-    get_user_model().objects.create_superuser("boss", "boss@service.example.com", "a-long-staff-passphrase")
-    page.goto("/admin/")
-    page.get_by_label("Username").fill("boss")
-    page.get_by_label("Password").fill("a-long-staff-passphrase")
-    page.get_by_role("button", name="Log in").click()
+    log_in_to_the_admin(page)
     page.goto("/admin/accounts/account/")
     snap(page, "20-admin-accounts")
     page.get_by_role("checkbox", name="Select this object for an action").first.check()
@@ -239,3 +246,36 @@ def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
     page.get_by_role("button", name="Grant credits").click()
     expect(page.get_by_text("Granted 500 credits to 1 account(s).")).to_be_visible()
     expect(page.locator("td.field-credit_balance")).to_have_text("510")
+
+
+def log_in_to_the_admin(page: Page) -> None:
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_superuser("boss", "boss@service.example.com", "a-long-staff-passphrase")
+    page.goto("/admin/")
+    page.get_by_label("Username").fill("boss")
+    page.get_by_label("Password").fill("a-long-staff-passphrase")
+    page.get_by_role("button", name="Log in").click()
+
+
+def test_every_admin_list_and_add_page_keeps_to_the_content_security_policy(page: Page) -> None:
+    from tests.factories import AccountFactory
+
+    AccountFactory(owner__email="customer@company.example.com", credits=10)
+    log_in_to_the_admin(page)
+    lists = page.locator("#content-main a[href$='/']").evaluate_all("links => links.map(a => a.pathname)")
+    adds = page.locator("#content-main a.addlink").evaluate_all("links => links.map(a => a.pathname)")
+    assert len(lists) >= 8 and len(adds) >= 1
+    for path in [*lists, *adds, "/admin/accounts/account/1/change/", "/admin/password_change/"]:
+        response = page.goto(path)
+        assert response is not None and response.status == 200, path
+        page.wait_for_load_state("networkidle")
+
+
+def test_api_reference_renders_and_searches_under_the_content_security_policy(page: Page) -> None:
+    response = page.goto("/v1/docs")
+    assert response is not None and "'unsafe-inline'" not in response.headers["content-security-policy"]
+    expect(page.get_by_role("heading", name=re.compile("Email Verification API"))).to_be_visible()
+    page.get_by_placeholder("Search...").fill("bulk")
+    expect(page.locator("[role=search] li").first).to_be_visible()
+    page.wait_for_load_state("networkidle")

@@ -8,14 +8,17 @@ from typing import Any
 import pytest
 import time_machine
 from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_login_failed
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, LoginWindow
 from billing.models import LedgerEntry
-from tests.conftest import Persona
+from tests.conftest import Persona, make_persona
+from tests.support.db import committed_db
+from tests.support.threads import run_at_once
 
 PASSWORD = "correct horse battery staple"
 
@@ -94,6 +97,24 @@ def test_lock_out_ends_after_15_minutes(owner: Persona) -> None:
         assert log_in(client, email, PASSWORD).status_code == 302
 
 
+def test_a_post_without_password_does_not_clear_earlier_failures(owner: Persona) -> None:
+    client, email = Client(), owner.account.owner.email
+    for _ in range(4):
+        log_in(client, email, "wrong")
+    log_in(client, email, "")
+    log_in(client, email, "wrong")
+    assert "Too many failed log-in attempts" in log_in(client, email, PASSWORD).content.decode()
+
+
+def test_closed_log_in_windows_are_deleted_by_later_attempts(owner: Persona) -> None:
+    email = owner.account.owner.email
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        log_in(Client(), email, "wrong", address="203.0.113.7")
+        clock.shift(timedelta(minutes=15, seconds=1))
+        log_in(Client(), email, "wrong", address="198.51.100.9")
+    assert LoginWindow.objects.count() == 1
+
+
 def test_admin_log_in_is_throttled_too(staff: Any) -> None:
     client = Client()
     for _ in range(5):
@@ -140,3 +161,16 @@ def test_password_reset_link_sets_a_new_password(owner: Persona) -> None:
     new = "a-brand-new-passphrase"
     client.post(form_page.request["PATH_INFO"], {"new_password1": new, "new_password2": new})
     assert log_in(Client(), owner.account.owner.email, new).status_code == 302
+
+
+@committed_db
+def test_parallel_wrong_passwords_get_only_five_password_checks() -> None:
+    email = make_persona(plan_code="free", credits=1).account.owner.email
+    checks = []
+    user_login_failed.connect(receiver := lambda **kwargs: checks.append(1), weak=False)
+    try:
+        statuses = run_at_once(40, lambda: log_in(Client(), email, "wrong").status_code)
+    finally:
+        user_login_failed.disconnect(receiver)
+    assert statuses == [200] * 40
+    assert len(checks) == 5

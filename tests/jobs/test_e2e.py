@@ -12,7 +12,6 @@ import io
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -26,19 +25,13 @@ from typing import Any
 import pytest
 import requests
 
-from bench.procs import group_members
+from bench.procs import free_port, group_members, wait_for_port
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
 from tests.support.dns_server import DnsServer
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -131,7 +124,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp / 'e2e.sqlite3'}",
         "MEDIA_ROOT": str(tmp / "media"),
-        "SITE_URL": f"http://127.0.0.1:{port}",
+        "PORT": str(port),  # SITE_URL follows it, as with `make run PORT=…`
         "VERIFIER_DNS_NAMESERVERS": dns_server.address,
         "VERIFIER_DNS_TIMEOUT": "3",
         "CALLBACK_ALLOW_PRIVATE_NETWORKS": "1",
@@ -144,6 +137,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
         "LOG_LEVEL": "WARNING",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
+    env.pop("SITE_URL", None)
     stack = Stack(env=env, base_url=f"http://127.0.0.1:{port}", database=tmp / "e2e.sqlite3")
     stack.manage("migrate", "--noinput", "-v0")
     opened = json.loads(
@@ -153,20 +147,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
     try:
         stack.start("runserver", "--noreload", f"127.0.0.1:{port}")
         stack.start_worker()
-        _wait_for_port(port)
+        wait_for_port(port)
         yield stack
     finally:
         stack.stop()
-
-
-def _wait_for_port(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError("runserver did not start")
 
 
 def addresses(count: int) -> list[str]:
@@ -195,6 +179,19 @@ def test_upload_poll_download_and_signed_callback(stack: Stack, receiver: Receiv
     (callback,) = receiver.received
     assert verify_signature(callback.body, callback.headers["X-Service-Signature"], stack.signing_secret)
     assert callback.json()["job_id"] == job["id"]
+
+
+def test_result_links_of_web_and_worker_follow_the_port(stack: Stack, receiver: Receiver) -> None:
+    job = stack.upload(b"email\njane@good.com\n", receiver.url)
+    body = stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=30)
+    deadline = time.monotonic() + 10
+    while not receiver.received and time.monotonic() < deadline:
+        time.sleep(0.05)
+    site = f"http://localhost:{stack.base_url.rsplit(':', 1)[1]}/"
+    (callback,) = receiver.received
+    for link in (body["result_download_url"], callback.json()["result_url"]):
+        assert link.startswith(site)
+        assert len(result_rows(stack, link)) == 2
 
 
 def test_killed_worker_loses_nothing_and_charges_each_row_once(

@@ -1,0 +1,128 @@
+"""Every `curl` example of the README (and docs/bulk.md) works as written, against a live server.
+
+Each fenced ```sh block that calls curl is run by bash, in an empty directory, against
+runserver and a qcluster started here with a demo account (as `make run` does), with
+`$API_KEY` set and `http://localhost:8000` pointing at the server's port. curl is wrapped
+with `--fail-with-body`, so any answer outside 2xx fails the block; every curl of the block
+must have run. A command after a comment line starting `# illustration` is shown in the docs,
+not run (say why on that line: it needs the internet, a placeholder id, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bench.procs import Processes, free_port, wait_for_port
+from tests.support.dns_server import DnsServer
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = ["README.md", "docs/bulk.md"]
+DOCUMENTED_BASE = "http://localhost:8000"
+ILLUSTRATION = "# illustration"
+SHELL_BLOCK = re.compile(r"^```(?:sh|bash|shell)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+CURL_CALL = re.compile(r"(?:^|[\s;|&(])curl\s")
+# curl wrapped: non-2xx fails, and each call that succeeded is counted.
+PRELUDE = """set -euo pipefail
+shopt -s inherit_errexit
+curl() { command curl --fail-with-body --show-error "$@" && echo . >> "$CURL_CALLS"; }
+"""
+
+
+@dataclass(frozen=True)
+class Example:
+    document: str
+    line: int
+    commands: tuple[str, ...]  # to run
+    illustrations: int  # shown, not run
+
+    @property
+    def curl_calls(self) -> int:
+        return sum(len(CURL_CALL.findall(command)) for command in self.commands)
+
+
+def shell_commands(block: str) -> Iterator[tuple[str, bool]]:
+    """The block's commands (continuation lines joined), each with whether it is an illustration."""
+    lines, illustration = iter(block.splitlines()), False
+    for line in lines:
+        if line.lstrip().startswith("#") or not line.strip():
+            illustration = illustration or line.lstrip().startswith(ILLUSTRATION)
+            continue
+        command = [line]
+        while command[-1].rstrip().endswith("\\"):
+            command.append(next(lines))
+        yield "\n".join(command), illustration
+        illustration = False
+
+
+def examples(document: str) -> list[Example]:
+    text = (ROOT / document).read_text()
+    found = []
+    for match in SHELL_BLOCK.finditer(text):
+        if not CURL_CALL.search(match.group(1)):
+            continue
+        commands = list(shell_commands(match.group(1)))
+        runnable = tuple(command for command, illustration in commands if not illustration)
+        line = text.count("\n", 0, match.start()) + 1
+        found.append(Example(document, line, runnable, len(commands) - len(runnable)))
+    return found
+
+
+ALL_EXAMPLES = [example for document in DOCUMENTS for example in examples(document)]
+RUNNABLE = [example for example in ALL_EXAMPLES if example.commands]
+
+
+@dataclass(frozen=True)
+class LiveService:
+    base_url: str
+    api_key: str
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def live_service(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> Iterator[LiveService]:
+    tmp, port = tmp_path_factory.mktemp("readme"), free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "SITE_URL"}},
+        "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
+        "MEDIA_ROOT": str(tmp / "media"),
+        "PORT": str(port),
+        "DEBUG": "1",
+        "VERIFIER_DNS_NAMESERVERS": dns_server.address,
+        "LOG_LEVEL": "WARNING",
+    }
+    with Processes(env=env) as processes:
+        processes.manage("migrate", "--noinput", "-v0")
+        demo = ["--email", "demo@example.com", "--plan", "starter", "--credits", "1000", "--json"]
+        api_key = json.loads(processes.manage("create_account", *demo))["api_key"]
+        web = processes.start(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
+        processes.start(sys.executable, "manage.py", "qcluster")
+        wait_for_port(port, process=web)
+        yield LiveService(base_url=f"http://localhost:{port}", api_key=api_key, env=env)
+
+
+def test_the_readme_examples_are_found_and_mostly_run() -> None:
+    readme = [example for example in ALL_EXAMPLES if example.document == "README.md"]
+    assert sum(example.curl_calls for example in readme) >= 3
+    assert sum(example.illustrations for example in readme) == 1
+
+
+@pytest.mark.parametrize("example", RUNNABLE, ids=[f"{e.document}:{e.line}" for e in RUNNABLE])
+def test_documented_curl_example_works_as_written(example: Example, live_service: LiveService, tmp_path: Path) -> None:
+    script = PRELUDE + "\n".join(example.commands).replace(DOCUMENTED_BASE, live_service.base_url)
+    calls = tmp_path / "curl-calls"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "API_KEY": live_service.api_key}
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env={**env, "CURL_CALLS": str(calls)}, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, f"{example.document}:{example.line} failed:\n{done.stderr.decode()}"
+    assert calls.read_text().count(".") == example.curl_calls
