@@ -47,8 +47,9 @@ class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
-# Every authenticated operation can answer these, whatever it does.
-_EVERY_OPERATION = (401, 406, 429, 500)
+# Every authenticated operation can answer these, whatever it does (414 and 431 come from
+# gunicorn with config/gunicorn.conf.py, before the application sees the request).
+_EVERY_OPERATION = (401, 406, 414, 429, 431, 500)
 # And every operation that reads a request body these.
 BODY_ERRORS = (400, 413, 415)
 
@@ -68,8 +69,10 @@ _DESCRIPTIONS = {
     406: "not_acceptable: the Accept header rules out application/json",
     409: "idempotency_key_in_use",
     413: "request_too_large (a JSON body over 16 KB) or file_too_large",
+    414: "uri_too_long: the request line is over 8,190 bytes (answered by gunicorn, in this shape)",
     415: "unsupported_media_type",
     422: "idempotency_key_reused or too_many_rows",
     429: "rate_limited (see Retry-After)",
+    431: "request_headers_too_large: a header over 8,190 bytes or more than 100 (answered by gunicorn)",
     500: "internal_error",
 }
