@@ -25,6 +25,12 @@ from verification.apis import IDEMPOTENCY_PARAMETER
 from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
 from verification.idempotency import fingerprint, idempotency_claim
 
+UPLOAD_ERRORS = {
+    400: "invalid_file, invalid_callback_url or invalid_request (a bad Idempotency-Key)",
+    413: "file_too_large: over 25 MB",
+    422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
+}
+
 COMPLETION_CALLBACK = OpenApiCallback(
     name="completion",
     path="{$request.body#/callback_url}",
@@ -57,7 +63,10 @@ class BulkSubmitApi(AccountAPIView):
                 "properties": {"file": {"type": "string", "format": "binary"}, "callback_url": {"type": "string"}},
             }
         },
-        responses={202: BulkSubmitResponseSerializer, **error_responses(*BODY_ERRORS, 402, 403, 409, 422)},
+        responses={
+            202: BulkSubmitResponseSerializer,
+            **error_responses(*BODY_ERRORS, 402, 403, 409, 422, described=UPLOAD_ERRORS),
+        },
         parameters=[IDEMPOTENCY_PARAMETER],
         summary=f"Submit a CSV of up to {MAX_ROWS:,} addresses and {MAX_UPLOAD_BYTES // 2**20} MB",
         description=(
@@ -101,7 +110,7 @@ def _fingerprint(upload: object, callback_url: str) -> str:
 class JobDetailApi(AccountAPIView):
     @extend_schema(
         operation_id="job_read",
-        responses={200: JobSerializer, **error_responses(404)},
+        responses={200: JobSerializer, **error_responses(404, described={404: "not_found: no such job of yours"})},
         summary="Read one bulk job",
         description="Its status and progress, and once completed a fresh result_download_url valid 1 hour.",
     )
@@ -120,7 +129,7 @@ class JobListApi(AccountAPIView):
             200: inline_serializer(
                 "JobList", {"data": JobSerializer(many=True), "has_more": drf_serializers.BooleanField()}
             ),
-            **error_responses(400),
+            **error_responses(400, described={400: "invalid_request: limit or starting_after (param names which)"}),
         },
         summary="List bulk jobs, newest first",
         description="Your account's jobs only. Page with starting_after (the last id of the previous page).",

@@ -176,10 +176,11 @@ def _chunks_for(job: Job, size: int) -> list[Chunk]:
 def chunk_run_next(*, budget: float) -> int:
     """Run chunks, each the one whose turn it is (jobs/scheduling.py), for up to `budget` seconds.
 
-    Returns how many ran (at least one while any waits). One task goes on from chunk to chunk rather than one task a chunk:
-    a round trip through the queue between chunks would leave the worker idle for the broker's
-    poll interval. When the budget is spent and chunks still wait, it queues its successor and
-    ends, so other tasks (callbacks, completions) get the worker in between.
+    Returns how many ran (at least one while any waits). One task goes on from chunk to chunk
+    rather than one task a chunk: a round trip through the queue between chunks would leave the
+    worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
+    it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
+    between.
     """
     deadline, ran = time.monotonic() + budget, 0
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress

@@ -54,10 +54,14 @@ _EVERY_OPERATION = (401, 406, 414, 429, 431, 500)
 BODY_ERRORS = (400, 413, 415)
 
 
-def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
-    """OpenAPI entries for the errors an operation can answer, all in the one error shape."""
+def error_responses(*statuses: int, described: dict[int, str] | None = None) -> dict[int, OpenApiResponse]:
+    """OpenAPI entries for the errors an operation can answer, all in the one error shape.
+
+    `described` says what a status means for this operation where the generic text would mislead.
+    """
+    texts = _DESCRIPTIONS | (described or {})
     every = sorted({*statuses, *_EVERY_OPERATION})
-    return {status: OpenApiResponse(ErrorSerializer, description=_DESCRIPTIONS[status]) for status in every}
+    return {status: OpenApiResponse(ErrorSerializer, description=texts[status]) for status in every}
 
 
 _DESCRIPTIONS = {

@@ -22,11 +22,22 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 )
 
 
+VERIFY_ERRORS = {
+    400: "invalid_request (malformed JSON, a missing or wrongly typed field, an email over 1,000 characters, "
+    "a bad Idempotency-Key) or deep_mode_disabled",
+    413: "request_too_large: a JSON body over 16 KB",
+    422: "idempotency_key_reused",
+}
+
+
 class VerifyApi(AccountAPIView):
     @extend_schema(
         operation_id="verify",
         request=VerifyRequestSerializer,
-        responses={200: VerificationResultSerializer, **error_responses(*BODY_ERRORS, 402, 409, 422)},
+        responses={
+            200: VerificationResultSerializer,
+            **error_responses(*BODY_ERRORS, 402, 409, 422, described=VERIFY_ERRORS),
+        },
         parameters=[IDEMPOTENCY_PARAMETER],
         summary="Verify one address (1 credit, also when cached)",
         description=(
