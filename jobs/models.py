@@ -5,6 +5,7 @@ import re
 from django.db import models
 from django.utils import timezone
 
+from lib import outbound
 from lib.tokens import random_base62
 
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
@@ -145,4 +146,4 @@ class CallbackAttempt(models.Model):
 
     @property
     def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
+        return outbound.is_success(self.status_code)

@@ -45,7 +45,12 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
+        return is_success(self.status_code)
+
+
+def is_success(status_code: int | None) -> bool:
+    """A 2xx answer: the one thing that counts as delivered."""
+    return status_code is not None and 200 <= status_code < 300
 
 
 def is_public(ip: IPAddress) -> bool:
