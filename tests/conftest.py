@@ -104,3 +104,10 @@ def outsider(db: None) -> Persona:
 @pytest.fixture
 def staff(db: None) -> Any:
     return UserFactory(email="staff@service.example.com", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def admin_client_(staff: Any) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
