@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "billing",
     "verification",
     "jobs",
+    "ops",
 ]
 
 MIDDLEWARE = [
@@ -137,6 +138,8 @@ LOGOUT_REDIRECT_URL = "login"
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+# Load balancers and Prometheus probe over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True

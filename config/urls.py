@@ -28,6 +28,7 @@ api_v1: list[URLPattern | URLResolver] = [
 ]
 
 urlpatterns = [
+    path("", include("ops.urls")),
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),
     # The customer portal: server-rendered pages, session log-in.
