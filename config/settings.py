@@ -46,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
+    "lib.metrics.RequestMetricsMiddleware",
     "lib.middleware.NulPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -278,6 +279,11 @@ BULK_TASK_SECONDS = envfloat("BULK_TASK_SECONDS", 5.0)
 BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds before any job has completed to measure throughput on.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
+
+# --- Operations -----------------------------------------------------------------------------
+# /metrics answers only when set, and only to `Authorization: Bearer <METRICS_TOKEN>`. With several
+# processes, also set PROMETHEUS_MULTIPROC_DIR (read by prometheus-client itself; see README).
+METRICS_TOKEN = envstr("METRICS_TOKEN", "")
 
 LOGGING = {
     "version": 1,

@@ -18,6 +18,7 @@ from django.test import Client
 from accounts.models import Account
 from tests.factories import AccountFactory, UserFactory, issue_key
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
+from tests.support.metrics import TOKEN as METRICS_TOKEN
 
 # The loopback zone every test starts from. Tests may add names; they are reset after.
 BASE_ZONE = {
@@ -111,3 +112,8 @@ def admin_client_(staff: Any) -> Client:
     client = Client()
     client.force_login(staff)
     return client
+
+
+@pytest.fixture
+def metrics_on(settings: Any) -> None:
+    settings.METRICS_TOKEN = METRICS_TOKEN
