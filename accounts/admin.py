@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
@@ -18,6 +18,8 @@ from accounts.models import Account, ApiKey
 from billing.services import credits_grant
 
 admin.site.login_form = AdminLoginForm
+# Ledger entries and jobs shown on an account's admin page; the filtered lists have the rest.
+RECENT_ROWS = 20
 
 
 def has_ledger(account: Account | None) -> bool:
@@ -55,6 +57,18 @@ class AccountAdmin(admin.ModelAdmin):
             get_user_model().objects.filter(account__in=queryset).update(is_active=False)
             ApiKey.objects.filter(account__in=queryset, revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Deactivated {queryset.count()} account(s).", messages.SUCCESS)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # Shown under the form, not as inline formsets: read-only, capped, and nothing to submit.
+        account = self.get_object(request, object_id)
+        recent = {
+            "recent_ledger": account.ledger_entries.all()[:RECENT_ROWS] if account else [],
+            "recent_jobs": account.jobs.all()[:RECENT_ROWS] if account else [],
+            "api_keys": account.api_keys.all() if account else [],
+        }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **recent})
 
     @admin.display(description="Owner email", ordering="owner__email")
     def owner_email(self, account: Account) -> str:

@@ -71,6 +71,8 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "ledger entries"
+        # The staff dashboard's figures read a time range and these columns only (ops/business.py).
+        indexes = [models.Index(fields=["created_at", "kind", "account", "amount"], name="ledger_usage_idx")]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.amount:+d}"

@@ -15,9 +15,9 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
 from django.utils import timezone
-from django_q.status import Stat
 
 from lib.tokens import random_base62
+from ops import machine
 
 OK = "ok"
 # A qcluster that has not reported for this long is taken for dead.
@@ -44,7 +44,7 @@ def storage() -> str:
 
 def workers() -> str:
     recent = timezone.now() - HEARTBEAT_WITHIN
-    if any(stat.timestamp >= recent for stat in Stat.get_all()):
+    if any(beat.at >= recent for beat in machine.heartbeats()):
         return OK
     return "no qcluster heartbeat in the last 2 minutes"
 

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from accounts.models import Account, ApiKey
 from billing.models import LedgerEntry
+from jobs.models import Job
 from tests.conftest import Persona
 from tests.factories import AccountFactory, UserFactory
 
@@ -80,3 +81,21 @@ def test_deactivate_locks_the_owner_out_and_revokes_keys(admin_client_: Client, 
     assert not ApiKey.objects.filter(account=owner.account, revoked_at__isnull=True).exists()
     assert owner.verify("jane@good.com").status_code == 401
     assert LedgerEntry.objects.filter(account=owner.account).count() == 1
+
+
+def test_account_page_shows_recent_ledger_jobs_and_keys(admin_client_: Client, owner: Persona) -> None:
+    Job.objects.create(account=owner.account, input_name="x.csv", total=3, id="job_shown_on_the_account_page")
+    key = owner.account.api_keys.get()
+    page = admin_client_.get(reverse("admin:accounts_account_change", args=[owner.account.pk])).content.decode()
+    ledger = page.split('id="recent-ledger"')[1].split('id="recent-jobs"')[0]
+    assert "Grant" in ledger and "factory" in ledger
+    assert "job_shown_on_the_account_page" in page.split('id="recent-jobs"')[1]
+    assert key.prefix in page.split('id="api-keys"')[1]
+    assert key.key_hash not in page
+
+
+def test_account_page_shows_only_its_own_rows(admin_client_: Client, owner: Persona, outsider: Persona) -> None:
+    Job.objects.create(account=outsider.account, input_name="x.csv", total=3, id="job_of_the_outsider")
+    page = admin_client_.get(reverse("admin:accounts_account_change", args=[owner.account.pk])).content.decode()
+    assert "job_of_the_outsider" not in page
+    assert outsider.account.api_keys.get().prefix not in page
