@@ -46,7 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
-    "lib.metrics.RequestMetricsMiddleware",
+    "lib.middleware.ObserveMiddleware",
     "lib.middleware.NulPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -285,11 +285,19 @@ BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
 # processes, also set PROMETHEUS_MULTIPROC_DIR (read by prometheus-client itself; see README).
 METRICS_TOKEN = envstr("METRICS_TOKEN", "")
 
+# plain: one human line per record; json: one JSON object per line, with request id, account id and
+# timing, and a line per request (lib/logs.py).
+LOG_FORMAT = envstr("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "lib.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

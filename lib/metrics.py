@@ -7,11 +7,9 @@ them up (ops/views.py); without it the values live in this process only.
 
 from __future__ import annotations
 
-import time
 from collections import Counter as Tally
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from django.http import HttpRequest, HttpResponse
 from prometheus_client import Counter, Histogram
 
 VERIFICATIONS = Counter(
@@ -50,21 +48,10 @@ def callback_attempt_counted(*, ok: bool, permanent: bool) -> None:
     CALLBACK_ATTEMPTS.labels(outcome="delivered" if ok else "refused" if permanent else "failed").inc()
 
 
-class RequestMetricsMiddleware:
-    """Counts and times every request under its view's name (bounded: one label per route)."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        started = time.perf_counter()
-        response = self.get_response(request)
-        match = request.resolver_match
-        view = match.view_name if match is not None else "unmatched"
-        method = request.method if request.method in KNOWN_METHODS else "other"
-        REQUESTS.labels(view=view, method=method, status=str(response.status_code)).inc()
-        LATENCY.labels(view=view).observe(time.perf_counter() - started)
-        return response
+def request_counted(*, view: str, method: str, status: int, seconds: float) -> None:
+    method = method if method in KNOWN_METHODS else "other"
+    REQUESTS.labels(view=view, method=method, status=str(status)).inc()
+    LATENCY.labels(view=view).observe(seconds)
 
 
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
