@@ -39,7 +39,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
     if not token:
         return api_not_found(request)
     sent = request.headers.get("Authorization", "")
-    if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+    # surrogatepass: a header is any text, lone surrogates included, and must never make this a 500.
+    if not hmac.compare_digest(sent.encode(errors="surrogatepass"), f"Bearer {token}".encode()):
         response = json_error(401, "authentication_required", "Send 'Authorization: Bearer <METRICS_TOKEN>'.")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response

@@ -98,3 +98,9 @@ def test_readyz_leaves_no_probe_files_behind(db: None, settings: Any, tmp_path: 
 def test_probes_refuse_writes() -> None:
     assert Client().post("/readyz").status_code == 405
     assert Client().post("/healthz").status_code == 405
+
+
+def test_probes_answer_over_plain_http_when_https_is_enforced(db: None, settings: Any) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    assert Client().get("/healthz").status_code == 200
+    assert Client().get("/login").status_code == 301
