@@ -103,7 +103,7 @@ _USAGE_BY_ACCOUNT = (
     " (SELECT account_id + 0 AS account_id, -SUM(amount) AS used FROM {ledger} WHERE {recent}"
     " GROUP BY account_id + 0) u"
     " JOIN {account} a ON a.id = u.account_id JOIN {user} o ON o.id = a.owner_id"
-    " WHERE u.used > 0 AND {having} ORDER BY {order}, u.account_id LIMIT %s"
+    " WHERE u.used > 0{having} ORDER BY {order}, u.account_id LIMIT %s"
 )
 
 
@@ -115,24 +115,26 @@ class AccountUsage:
     email: str
 
 
-def _usage_by_account(*, days: int, having: str, order: str, limit: int) -> list[AccountUsage]:
+def _usage_by_account(*, days: int, order: str, limit: int, short_by: int | None = None) -> list[AccountUsage]:
+    """Accounts by credits used over `days` days; with `short_by`, only those whose balance is under
+    `used / short_by` (will not last a day when short_by is the number of days)."""
     query = _USAGE_BY_ACCOUNT.format(
         ledger=sql.table(LedgerEntry),
         account=sql.table(Account),
         user=sql.table(get_user_model()),
         recent=_RECENT_USAGE,
-        having=having,
+        having=" AND u.used > a.credit_balance * %s" if short_by else "",
         order=order,
     )
     since = timezone.now() - timedelta(days=days)
-    rows = sql.fetch_all(query, [*LedgerEntry.USAGE_KINDS, since, days, limit])
+    rows = sql.fetch_all(query, [*LedgerEntry.USAGE_KINDS, since, *([short_by] if short_by else []), limit])
     return [AccountUsage(int(a), int(u), int(b), e) for a, u, b, e in rows]
 
 
 def top_accounts(days: int = 30, limit: int = 10) -> list[AccountUsage]:
-    return _usage_by_account(days=days, having="%s > 0", order="u.used DESC", limit=limit)
+    return _usage_by_account(days=days, order="u.used DESC", limit=limit)
 
 
 def running_out(days: int = 7, limit: int = 10) -> list[AccountUsage]:
     """Accounts whose balance will not last a day at their average daily use over the last `days` days."""
-    return _usage_by_account(days=days, having="u.used > a.credit_balance * %s", order="a.credit_balance", limit=limit)
+    return _usage_by_account(days=days, order="a.credit_balance", limit=limit, short_by=days)
