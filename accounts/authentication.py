@@ -7,6 +7,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from accounts.models import Account, ApiKey
+from lib import logs
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         if key is None:
             raise AuthenticationFailed
         key.touch()
+        logs.bind(account_id=key.account.pk)
         return ApiClient(account=key.account, key=key), key
 
     def authenticate_header(self, request: Request) -> str:

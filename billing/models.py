@@ -52,7 +52,9 @@ class LedgerEntry(models.Model):
         RESERVATION = "reservation", "Bulk reservation"
         RELEASE = "release", "Bulk release"
 
-    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="ledger_entries")
+    # PROTECT: the ledger is a financial record. An account (or its owner) with entries cannot be
+    # deleted, from the admin or anywhere else; it is deactivated instead (accounts/admin.py).
+    account = models.ForeignKey("accounts.Account", models.PROTECT, related_name="ledger_entries")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     # Signed: grants and releases add, spends and reservations subtract.
     amount = models.BigIntegerField()
@@ -69,6 +71,8 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "ledger entries"
+        # The staff dashboard's figures read a time range and these columns only (ops/business.py).
+        indexes = [models.Index(fields=["created_at", "kind", "account", "amount"], name="ledger_usage_idx")]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.amount:+d}"

@@ -41,10 +41,12 @@ INSTALLED_APPS = [
     "billing",
     "verification",
     "jobs",
+    "ops",
 ]
 
 MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
+    "lib.middleware.ObserveMiddleware",
     "lib.middleware.NulPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -137,6 +139,8 @@ LOGOUT_REDIRECT_URL = "login"
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+# Load balancers and Prometheus probe over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -276,11 +280,24 @@ BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds before any job has completed to measure throughput on.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
 
+# --- Operations -----------------------------------------------------------------------------
+# /metrics answers only when set, and only to `Authorization: Bearer <METRICS_TOKEN>`. With several
+# processes, also set PROMETHEUS_MULTIPROC_DIR (read by prometheus-client itself; see README).
+METRICS_TOKEN = envstr("METRICS_TOKEN", "")
+
+# plain: one human line per record; json: one JSON object per line, with request id, account id and
+# timing, and a line per request (lib/logs.py).
+LOG_FORMAT = envstr("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "lib.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

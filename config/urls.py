@@ -4,6 +4,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from lib.errors import api_not_found
+from ops.dashboard import dashboard
 from verification import views as verification_views
 
 # What ReDoc needs beyond the site's policy: its search index runs in a worker made from a blob:
@@ -28,6 +29,8 @@ api_v1: list[URLPattern | URLResolver] = [
 ]
 
 urlpatterns = [
+    path("", include("ops.urls")),
+    path("admin/dashboard/", dashboard, name="admin-dashboard"),  # before the admin's catch-all
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),
     # The customer portal: server-rendered pages, session log-in.

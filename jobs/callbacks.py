@@ -19,7 +19,7 @@ from django_q.tasks import async_task, schedule
 
 from jobs.downloads import result_url
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
-from lib import outbound
+from lib import metrics, outbound
 from lib.renderers import render_json
 from lib.signing import signature_header
 
@@ -96,6 +96,7 @@ def callback_attempt(*, delivery_id: int) -> CallbackAttempt | None:
         duration_ms=outcome.duration_ms,
     )
     _after_attempt(delivery, number, outcome.ok, permanent)
+    metrics.callback_attempt_counted(ok=outcome.ok, permanent=permanent)
     return attempt
 
 

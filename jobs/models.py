@@ -51,7 +51,11 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["account", "-created_at"])]
+        indexes = [
+            models.Index(fields=["account", "-created_at"]),
+            # The staff dashboard counts jobs by status and recent completion (ops/machine.py).
+            models.Index(fields=["status", "completed_at"], name="job_status_completed_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id} ({self.status})"

@@ -32,7 +32,7 @@ from jobs.callbacks import callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
 from jobs.models import Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
-from lib import outbound
+from lib import metrics, outbound
 from lib.errors import DomainError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
@@ -225,6 +225,7 @@ def _process(chunk: Chunk) -> None:
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
         return
+    metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
     job_complete_if_done(job_id=chunk.job_id)
 
 

@@ -18,6 +18,7 @@ from django.test import Client
 from accounts.models import Account
 from tests.factories import AccountFactory, UserFactory, issue_key
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
+from tests.support.metrics import TOKEN as METRICS_TOKEN
 
 # The loopback zone every test starts from. Tests may add names; they are reset after.
 BASE_ZONE = {
@@ -104,3 +105,15 @@ def outsider(db: None) -> Persona:
 @pytest.fixture
 def staff(db: None) -> Any:
     return UserFactory(email="staff@service.example.com", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def admin_client_(staff: Any) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def metrics_on(settings: Any) -> None:
+    settings.METRICS_TOKEN = METRICS_TOKEN

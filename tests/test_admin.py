@@ -15,13 +15,6 @@ from billing.models import LedgerEntry, Plan
 from tests.conftest import Persona
 
 
-@pytest.fixture
-def admin_client_(staff: Any) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
 def grant(client: Client, accounts: list[Account], **form: Any) -> Any:
     data = {"action": "grant_credits", ACTION_CHECKBOX_NAME: [a.pk for a in accounts], **form}
     return client.post(reverse("admin:accounts_account_changelist"), data)

@@ -279,3 +279,26 @@ def test_api_reference_renders_and_searches_under_the_content_security_policy(pa
     page.get_by_placeholder("Search...").fill("bulk")
     expect(page.locator("[role=search] li").first).to_be_visible()
     page.wait_for_load_state("networkidle")
+
+
+STAFF_DASHBOARD_IMAGE = ROOT / "docs" / "images" / "staff-dashboard.png"
+
+
+def test_staff_dashboard_shows_each_figure_of_the_data(page: Page) -> None:
+    from tests.support import business
+
+    business.build()
+    log_in_to_the_admin(page)
+    page.get_by_role("link", name=re.compile("^Dashboard")).click()
+    expect(page).to_have_url(re.compile(r"/admin/dashboard/$"))
+    for name, value in business.EXPECTED.items():
+        expect(page.locator(f'[data-figure="{name}"]')).to_have_text(value)
+    expect(page.locator('[data-figure="running-out"]')).to_have_count(1)
+    expect(page.locator('[data-figure="top-account"]').first).to_contain_text("alice@shop.example.com")
+    expect(page.locator("svg rect.ops-bar")).to_have_count(30)
+    snap(page, "14-staff-dashboard")
+    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":  # refresh README's picture on purpose only
+        page.screenshot(path=str(STAFF_DASHBOARD_IMAGE), full_page=True)
+    page.locator('[data-figure="jobs-failed"]').click()
+    expect(page).to_have_url(re.compile(r"/admin/jobs/job/\?status__exact=failed"))
+    expect(page.locator("#result_list tbody tr")).to_have_count(1)

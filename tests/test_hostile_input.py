@@ -245,3 +245,19 @@ def test_the_openapi_schema_survives_a_hostile_accept_header(db: None) -> None:
     response = Client().get("/v1/openapi.json", headers={"Accept": "\x00" * 100})
     assert response.status_code < 500
     json.loads(response.content) if response.status_code == 200 else assert_error_shape(response)
+
+
+@pytest.mark.parametrize("value", ["\x00", "\ud800", "Bearer " + "x" * 10_000, "Bearer é"])
+def test_hostile_metrics_tokens_are_a_shaped_401(metrics_on: None, db: None, value: str) -> None:
+    response = Client().get("/metrics", HTTP_AUTHORIZATION=value)
+    assert response.status_code == 401
+    assert assert_error_shape(response)["code"] == "authentication_required"
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/admin/dashboard/"])
+@pytest.mark.parametrize("value", PATH_VALUES)
+def test_hostile_queries_to_the_probes_and_dashboard_are_never_500(staff: Any, path: str, value: str) -> None:
+    client = Client()
+    client.force_login(staff)
+    response = client.get(f"{path}?x={value}&{value}={value}")
+    assert response.status_code in (200, 503), response.content[:300]  # 503: /readyz without a qcluster

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache, partial
 
 from django.conf import settings
 
+from lib import metrics
 from verification.engine import BatchResolver, ResolverConfig, lookup_domains
 from verification.engine.core import DomainLookup
+from verification.engine.dns import DomainAnswer
 from verification.models import DomainRecord
 
 
@@ -21,9 +24,18 @@ def resolver_config() -> ResolverConfig:
     )
 
 
+class CountedResolver(BatchResolver):
+    """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total)."""
+
+    def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
+        answers = super().resolve(domains)
+        metrics.dns_queries_counted(answer.status for answer in answers.values())
+        return answers
+
+
 @cache
 def _resolver(config: ResolverConfig) -> BatchResolver:
-    return BatchResolver(config)
+    return CountedResolver(config)
 
 
 def domain_lookup() -> DomainLookup:

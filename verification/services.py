@@ -15,6 +15,7 @@ from django.db import transaction
 
 from accounts.models import Account
 from billing.services import credits_require, credits_spend
+from lib import metrics
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Verdict, verify_one
 from verification.engine.syntax import normalise
@@ -45,7 +46,12 @@ def verification_lookup(*, account: Account, email: str, mode: str = "fast") -> 
 
 
 def verification_run(
-    *, account: Account, email: str, started: float | None = None, idempotency: IdempotencyRecord | None = None
+    *,
+    account: Account,
+    email: str,
+    started: float | None = None,
+    idempotency: IdempotencyRecord | None = None,
+    source: str = "api",
 ) -> Verification:
     """Verify one address for an account: one credit, cached or not. Raises InsufficientCredits.
 
@@ -65,4 +71,5 @@ def verification_run(
             idempotency.complete(
                 status=200, body=render_json(result.to_dict()), headers={"Content-Type": JSON_CONTENT_TYPE}
             )
+    metrics.verifications_counted([verdict.status], source=source)
     return result

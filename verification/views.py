@@ -41,7 +41,7 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
     context: dict[str, object] = {"account": account, "form": form}
     if request.method == "POST" and form.is_valid():
         try:
-            result = verification_run(account=account, email=form.cleaned_data["email"])
+            result = verification_run(account=account, email=form.cleaned_data["email"], source="portal")
         except InsufficientCredits:
             form.add_error(None, "You have no credits left, so this address was not checked. See Billing for more.")
         else:

@@ -22,13 +22,6 @@ THREE = b"a@good.com\nb@good.com\nc@good.com\n"
 
 
 @pytest.fixture
-def admin_client_(staff: Any) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def two_chunks(settings: Any) -> None:
     settings.BULK_CHUNK_SIZE = 2
 

@@ -1,0 +1,57 @@
+"""The service's Prometheus metrics (prometheus-client), counted where the work happens.
+
+With PROMETHEUS_MULTIPROC_DIR set (several gunicorn workers, qcluster on the same machine),
+prometheus-client writes each process's values to files in that folder and /metrics adds
+them up (ops/views.py); without it the values live in this process only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Iterable
+
+from prometheus_client import Counter, Histogram
+
+VERIFICATIONS = Counter(
+    "verifier_verifications_total", "Addresses verified, by verdict status and door.", ["status", "source"]
+)
+BULK_ROWS = Counter("verifier_bulk_rows_total", "Rows of bulk jobs verified (chunks recorded).")
+DNS_QUERIES = Counter(
+    "verifier_dns_queries_total",
+    "Domains looked up in DNS (not served from the domain cache), by outcome.",
+    ["outcome"],
+)
+CALLBACK_ATTEMPTS = Counter(
+    "verifier_callback_attempts_total", "Callback deliveries attempted, by outcome.", ["outcome"]
+)
+REQUESTS = Counter("verifier_http_requests_total", "HTTP requests answered, by view.", ["view", "method", "status"])
+LATENCY = Histogram("verifier_http_request_duration_seconds", "Time to answer a request, by view.", ["view"])
+
+
+def verifications_counted(statuses: Iterable[str], *, source: str) -> None:
+    for status, count in Tally(statuses).items():
+        VERIFICATIONS.labels(status=status, source=source).inc(count)
+
+
+def bulk_rows_counted(statuses: Iterable[str]) -> None:
+    statuses = list(statuses)
+    BULK_ROWS.inc(len(statuses))
+    verifications_counted(statuses, source="bulk")
+
+
+def dns_queries_counted(outcomes: Iterable[str]) -> None:
+    for outcome, count in Tally(outcomes).items():
+        DNS_QUERIES.labels(outcome=outcome).inc(count)
+
+
+def callback_attempt_counted(*, ok: bool, permanent: bool) -> None:
+    CALLBACK_ATTEMPTS.labels(outcome="delivered" if ok else "refused" if permanent else "failed").inc()
+
+
+def request_counted(*, view: str, method: str, status: int, seconds: float) -> None:
+    method = method if method in KNOWN_METHODS else "other"
+    REQUESTS.labels(view=view, method=method, status=str(status)).inc()
+    LATENCY.labels(view=view).observe(seconds)
+
+
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

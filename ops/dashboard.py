@@ -1,0 +1,57 @@
+"""/admin/dashboard/: the business and the machine at a glance, for staff (others go to the admin log-in)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from lib.charts import bar_chart
+from ops import business, machine
+
+CHART_DAYS = 30
+
+
+def business_figures() -> dict[str, Any]:
+    days = business.daily(CHART_DAYS)
+    return {
+        "usage": business.usage(days),
+        "chart": bar_chart([(day, max(0, single + bulk)) for day, single, bulk, _ in days]),
+        "signups": business.signups(),
+        "active_accounts": business.active_accounts(),
+        "plan_mix": business.plan_mix(),
+        "top_accounts": business.top_accounts(),
+        "running_out": business.running_out(),
+    }
+
+
+def machine_figures() -> dict[str, Any]:
+    unknown, verdicts = machine.unknown_share()
+    return {
+        "jobs": machine.jobs(),
+        "queue": machine.queue(),
+        "requeued": machine.chunks_requeued(),
+        "callbacks": machine.callbacks(),
+        "unknown": {
+            "count": unknown,
+            "total": verdicts,
+            "percent": round(100 * unknown / verdicts, 1) if verdicts else 0,
+        },
+        "heartbeats": machine.heartbeats(),
+        "day_ago": machine.day_ago(),
+    }
+
+
+@staff_member_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    context = {
+        **admin.site.each_context(request),
+        "title": "Dashboard",
+        "chart_days": CHART_DAYS,
+        **business_figures(),
+        **machine_figures(),
+    }
+    return TemplateResponse(request, "admin/dashboard.html", context)

@@ -1,0 +1,37 @@
+"""/metrics' registries: the counters of every process (lib/metrics.py) plus gauges read from the database."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ops import machine
+
+
+class DatabaseGauges(Collector):
+    """Read at each scrape, so every web process reports the same value."""
+
+    def collect(self) -> Iterator[Metric]:
+        queue = machine.queue()
+        yield GaugeMetricFamily("verifier_queue_depth", "Chunks of bulk jobs waiting for a worker.", value=queue.depth)
+        yield GaugeMetricFamily(
+            "verifier_queue_oldest_seconds", "How long the oldest waiting chunk has waited.", queue.oldest_age_seconds
+        )
+
+
+def _process_registry() -> CollectorRegistry:
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # every worker's files in the shared folder
+    return registry
+
+
+def exposition() -> bytes:
+    gauges = CollectorRegistry()
+    gauges.register(DatabaseGauges())
+    return generate_latest(_process_registry()) + generate_latest(gauges)

@@ -1,0 +1,78 @@
+"""/admin/dashboard/ (CONTRACT section 11): staff only, each figure from the data, few queries."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from django.test import Client
+from django.urls import reverse
+
+from tests.conftest import Persona
+from tests.support import business
+from tests.support.portal import logged_in
+
+URL = "/admin/dashboard/"
+# Session, user, then one query a figure (see ops/dashboard.py); more means a figure grew a loop.
+MAX_QUERIES = 18
+
+
+def figures(page: str) -> dict[str, str]:
+    found = re.findall(r'data-figure="([^"]+)"[^>]*>([^<]*)<', page)
+    return {name: html.unescape(text).strip() for name, text in found}
+
+
+def test_anonymous_visitors_are_sent_to_the_admin_log_in(db: None) -> None:
+    response = Client().get(URL)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_customers_are_sent_to_the_admin_log_in(owner: Persona) -> None:
+    response = logged_in(owner).get(URL)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_admin_index_links_to_the_dashboard(admin_client_: Client) -> None:
+    assert f'href="{URL}"' in admin_client_.get(reverse("admin:index")).content.decode()
+
+
+def test_every_figure_matches_the_data(admin_client_: Client, django_assert_max_num_queries: Any) -> None:
+    business.build()
+    with django_assert_max_num_queries(MAX_QUERIES):
+        page = admin_client_.get(URL).content.decode()
+    shown = figures(page)
+    assert {name: shown.get(name) for name in business.EXPECTED} == business.EXPECTED
+    assert "No qcluster has reported" in page
+
+
+def test_lists_name_the_accounts_running_out_and_the_top_users(admin_client_: Client) -> None:
+    accounts = business.build()
+    page = admin_client_.get(URL).content.decode()
+    running_out = re.findall(r'data-figure="running-out"><th scope="row"><a href="([^"]+)">([^<]+)<', page)
+    assert running_out == [
+        (reverse("admin:accounts_account_change", args=[accounts["bob"].pk]), "bob@bank.example.com")
+    ]
+    top = re.findall(r'data-figure="top-account"><th scope="row"><a [^>]+>([^<]+)</a></th><td>(\d+)<', page)
+    assert top == [("alice@shop.example.com", "96"), ("bob@bank.example.com", "70")]
+
+
+def test_the_figures_links_open_filtered_admin_lists(admin_client_: Client) -> None:
+    business.build()
+    page = admin_client_.get(URL).content.decode()
+    links = set(re.findall(r'href="(/admin/[a-z_]+/[a-z_]+/\?[^"]+)"', page))
+    assert len(links) >= 10
+    for link in links:
+        response = admin_client_.get(html.unescape(link))
+        assert response.status_code == 200, link  # an unknown lookup would redirect to ?e=1
+        assert "Select" in response.content.decode()
+
+
+def test_the_chart_is_server_rendered_svg_without_inline_style(admin_client_: Client) -> None:
+    business.build()
+    page = admin_client_.get(URL).content.decode()
+    assert page.count('<rect class="ops-bar') == 30
+    assert "style=" not in page.split('<div id="content-main"')[1]
+    assert "Addresses verified per day, last 30 days: 166 in all" in page
