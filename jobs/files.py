@@ -1,8 +1,13 @@
 """A job's files, all through Django's default storage (local disk or S3).
 
-    jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
+    jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row,
+                                             each with its original row as one CSV line
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
+    jobs/<job id>/original-<token>.csv       the same rows after the customer's own columns
+    jobs/<job id>/downloads/<variant>.csv    a filtered download, made at its first request
+
+Input and parts are deleted once the job's result files exist; the rest goes with the job.
 
 Parts and results carry an attempt number or a token in their names, so two
 workers racing on the same chunk or job never overwrite each other's file: the
@@ -23,7 +28,7 @@ from typing import IO
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils import timezone
 
 from lib.tokens import random_base62
@@ -56,8 +61,8 @@ def input_folder(job_id: str) -> str:
     return f"jobs/{job_id}/input/"
 
 
-def input_save(job_id: str, addresses: Sequence[str], chunk_size: int) -> str:
-    """Store the addresses as one file per chunk of `chunk_size`; returns their folder.
+def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], chunk_size: int) -> str:
+    """Store the addresses (and their original rows) as one file per chunk of `chunk_size`; returns their folder.
 
     A chunk then reads only its own rows, also from S3, where a file is fetched whole.
     """
@@ -65,7 +70,8 @@ def input_save(job_id: str, addresses: Sequence[str], chunk_size: int) -> str:
     try:
         for index, start in enumerate(range(0, len(addresses), chunk_size)):
             buffer = io.StringIO()
-            csv.writer(buffer).writerows([address] for address in addresses[start : start + chunk_size])
+            end = start + chunk_size
+            csv.writer(buffer).writerows(zip(addresses[start:end], originals[start:end], strict=True))
             _save(_input_name(folder, index), io.BytesIO(buffer.getvalue().encode()))
     except BaseException:
         input_delete(folder)
@@ -75,14 +81,22 @@ def input_save(job_id: str, addresses: Sequence[str], chunk_size: int) -> str:
 
 def input_rows(folder: str, index: int, count: int) -> list[str]:
     """The first `count` addresses of chunk `index`."""
+    return [row[0] for row in _input_read(folder, index, count)]
+
+
+def input_originals(folder: str, index: int, count: int) -> list[list[str]]:
+    """The original rows (their cells) of the first `count` addresses of chunk `index`."""
+    return [next(csv.reader([row[1]]), []) if len(row) > 1 else [] for row in _input_read(folder, index, count)]
+
+
+def _input_read(folder: str, index: int, count: int) -> list[list[str]]:
     with default_storage.open(_input_name(folder, index), "rb") as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-        return [row[0] for row in itertools.islice(csv.reader(text), count)]
+        return list(itertools.islice(csv.reader(text), count))
 
 
 def input_delete(folder: str) -> None:
-    if default_storage.exists(folder):
-        delete_quietly(*(folder + name for name in default_storage.listdir(folder)[1]))
+    delete_quietly(*_folder_files(folder))
 
 
 def _input_name(folder: str, index: int) -> str:
@@ -103,6 +117,33 @@ def result_assemble(job_id: str, part_names: Iterable[str]) -> str:
             with default_storage.open(name, "rb") as part:
                 shutil.copyfileobj(part, spool)
         return _save(f"jobs/{job_id}/result-{random_base62(8)}.csv", spool)
+
+
+def original_header(columns: Sequence[str]) -> list[str]:
+    """The customer's columns, then every result column prefixed `verifier_` (CONTRACT section 8)."""
+    return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS)]
+
+
+def original_assemble(job_id: str, columns: Sequence[str], input_name: str, parts: Iterable[tuple[int, str]]) -> str:
+    """Each processed address's original row (cells neutralised), then its verdict; `parts` are (index, part name)."""
+    with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
+        text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
+        writer = csv.writer(text)
+        writer.writerow([_cell(name) for name in original_header(columns)])
+        for index, name in parts:
+            with default_storage.open(name, "rb") as raw:
+                verdicts = list(csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline="")))
+            originals = input_originals(input_name, index, len(verdicts))
+            writer.writerows(
+                _padded(original, len(columns)) + verdict for original, verdict in zip(originals, verdicts)
+            )
+        text.flush()
+        text.detach()
+        return _save(f"jobs/{job_id}/original-{random_base62(8)}.csv", spool)
+
+
+def _padded(cells: list[str], width: int) -> list[str]:
+    return [_cell(cell) for cell in (cells + [""] * width)[:width]]
 
 
 def result_row(verdict: Verdict) -> list[str]:
@@ -127,6 +168,18 @@ def _cell(value: object) -> str:
         return "true" if value else "false"
     text = str(value)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def job_files_delete(job_id: str) -> None:
+    """Every file of the job, at once (deletion by the customer, retention)."""
+    delete_quietly(*_folder_files(f"jobs/{job_id}/"))
+
+
+def _folder_files(folder: str) -> list[str]:
+    # S3 has no folders (exists() is False for a prefix); listing an absent prefix is simply empty.
+    if isinstance(default_storage, FileSystemStorage) and not default_storage.exists(folder):
+        return []
+    return list(_walk(folder))
 
 
 def delete_quietly(*names: str) -> None:

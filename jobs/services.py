@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -29,7 +30,7 @@ from accounts.models import Account
 from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files, scheduling
 from jobs.callbacks import callback_queue
-from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
+from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.models import Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
 from lib import outbound
@@ -119,7 +120,12 @@ def _checked_callback_url(url: object) -> str:
 
 
 def job_submit(
-    *, account: Account, upload: object, callback_url: object, idempotency: IdempotencyRecord | None = None
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    idempotency: IdempotencyRecord | None = None,
 ) -> Submission:
     """Check an upload and create its job. The API and the portal both come in here.
 
@@ -128,15 +134,34 @@ def job_submit(
     """
     job_upload_allowed(account=account)
     checked, url = _checked_file(upload), _checked_callback_url(callback_url)
+    found = upload_read(checked, email_column=email_column)
+    return job_create(
+        account=account, found=found, callback_url=url, filename=upload_filename(checked), idempotency=idempotency
+    )
+
+
+def upload_read(upload: object, *, email_column: str | None) -> AddressList:
+    """The upload's addresses and original rows (the file's own checks first). Raises UploadRefused."""
+    checked = _checked_file(upload)
     try:
-        addresses = read_addresses(checked.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
+        return read_list(checked.file, email_column=email_column, max_rows=MAX_ROWS)  # type: ignore[arg-type]
     except CsvFileError as error:
-        raise UploadRefused(error.message, code=error.code) from None
-    return job_create(account=account, addresses=addresses, callback_url=url, idempotency=idempotency)
+        raise UploadRefused(error.message, error.param, code=error.code) from None
+
+
+def upload_filename(upload: UploadedFile) -> str | None:
+    """The file's base name (any client-side folder dropped), at most 255 characters."""
+    name = PurePosixPath((upload.name or "").replace("\\", "/")).name
+    return name[:255] or None
 
 
 def job_create(
-    *, account: Account, addresses: Sequence[str], callback_url: str, idempotency: IdempotencyRecord | None = None
+    *,
+    account: Account,
+    found: AddressList,
+    callback_url: str,
+    filename: str | None = None,
+    idempotency: IdempotencyRecord | None = None,
 ) -> Submission:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -144,11 +169,17 @@ def job_create(
     If anything fails, the stored file is deleted: nothing is left behind.
     """
     job_id, chunk_size = new_job_id(), settings.BULK_CHUNK_SIZE
-    name = files.input_save(job_id, addresses, chunk_size)
+    name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
     try:
         with transaction.atomic():
             job = Job.objects.create(
-                id=job_id, account=account, callback_url=callback_url, input_name=name, total=len(addresses)
+                id=job_id,
+                account=account,
+                callback_url=callback_url,
+                input_name=name,
+                total=len(found.addresses),
+                filename=filename,
+                columns=found.columns,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             submission = Submission(job, estimated_seconds(job.total))
@@ -279,9 +310,20 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
         if not won:
             return False
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
+        _breakdown_add(chunk.job_id, verdicts)
         unused = (chunk.reserved or 0) - len(verdicts)
         credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
     return True
+
+
+def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
+    """Add the chunk's rows to the job's breakdown (under the job's row lock, taken by the UPDATE before)."""
+    counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
+    counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
+    counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
+    job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
+    job.breakdown = dict(Counter(job.breakdown) + counts)
+    job.save(update_fields=["breakdown"])
 
 
 def job_complete_if_done(*, job_id: str) -> bool:
@@ -290,17 +332,25 @@ def job_complete_if_done(*, job_id: str) -> bool:
         return False
     if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
         return False
-    parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
-    name = files.result_assemble(job_id, parts.values_list("part_name", flat=True))
+    job = Job.objects.get(pk=job_id)
+    parts = list(
+        Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index").values_list("index", "part_name")
+    )
+    name = files.result_assemble(job_id, [part for _, part in parts])
+    original = files.original_assemble(job_id, job.columns, job.input_name, parts)
     with transaction.atomic():
         won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
-            status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
+            status=Job.Status.COMPLETED, result_name=name, original_name=original, completed_at=timezone.now()
         )
         if won:
             callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
     if not won:
-        files.delete_quietly(name)
-    return bool(won)
+        files.delete_quietly(name, original)
+        return False
+    # Only the result files are kept: downloads need nothing else.
+    files.input_delete(job.input_name)
+    files.delete_quietly(*(part for _, part in parts))
+    return True
 
 
 def job_fail(*, job_id: str, reason: str) -> bool:
