@@ -21,7 +21,7 @@ import io
 import itertools
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO
@@ -126,20 +126,39 @@ def original_header(columns: Sequence[str]) -> list[str]:
 
 def original_assemble(job_id: str, columns: Sequence[str], input_name: str, parts: Iterable[tuple[int, str]]) -> str:
     """Each processed address's original row (cells neutralised), then its verdict; `parts` are (index, part name)."""
+
+    def rows() -> Iterator[list[str]]:
+        yield [_cell(name) for name in original_header(columns)]
+        for index, name in parts:
+            verdicts = _csv_rows(name)
+            originals = input_originals(input_name, index, len(verdicts))
+            yield from (
+                _padded(original, len(columns)) + verdict for original, verdict in zip(originals, verdicts, strict=True)
+            )
+
+    return _csv_save(f"jobs/{job_id}/original-{random_base62(8)}.csv", rows())
+
+
+def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:
+    """`source`'s header and the rows whose cell `column` is in `keep`, saved as `name`."""
+    with default_storage.open(source, "rb") as raw:
+        reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline=""))
+        header = next(reader, [])
+        return _csv_save(name, itertools.chain([header], (row for row in reader if row[column] in keep)))
+
+
+def _csv_rows(name: str) -> list[list[str]]:
+    with default_storage.open(name, "rb") as raw:
+        return list(csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline="")))
+
+
+def _csv_save(name: str, rows: Iterable[list[str]]) -> str:
     with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
         text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
-        writer = csv.writer(text)
-        writer.writerow([_cell(name) for name in original_header(columns)])
-        for index, name in parts:
-            with default_storage.open(name, "rb") as raw:
-                verdicts = list(csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline="")))
-            originals = input_originals(input_name, index, len(verdicts))
-            writer.writerows(
-                _padded(original, len(columns)) + verdict for original, verdict in zip(originals, verdicts)
-            )
+        csv.writer(text).writerows(rows)
         text.flush()
         text.detach()
-        return _save(f"jobs/{job_id}/original-{random_base62(8)}.csv", spool)
+        return _save(name, spool)
 
 
 def _padded(cells: list[str], width: int) -> list[str]:

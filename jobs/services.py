@@ -133,26 +133,27 @@ def job_submit(
     rows. Each is a DomainError that changes nothing; the portal shows it on its field.
     """
     job_upload_allowed(account=account)
-    checked, url = _checked_file(upload), _checked_callback_url(callback_url)
-    found = upload_read(checked, email_column=email_column)
+    found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     return job_create(
-        account=account, found=found, callback_url=url, filename=upload_filename(checked), idempotency=idempotency
+        account=account, found=found, callback_url=url, filename=upload_filename(upload), idempotency=idempotency
     )
 
 
-def upload_read(upload: object, *, email_column: str | None) -> AddressList:
-    """The upload's addresses and original rows (the file's own checks first). Raises UploadRefused."""
-    checked = _checked_file(upload)
+def upload_check(*, upload: object, callback_url: object, email_column: str | None) -> tuple[AddressList, str]:
+    """The file, the callback URL, then the file's rows (for the upload and its preview). Raises UploadRefused."""
+    checked, url = _checked_file(upload), _checked_callback_url(callback_url)
     try:
-        return read_list(checked.file, email_column=email_column, max_rows=MAX_ROWS)  # type: ignore[arg-type]
+        found = read_list(checked.file, email_column=email_column, max_rows=MAX_ROWS)  # type: ignore[arg-type]
     except CsvFileError as error:
         raise UploadRefused(error.message, error.param, code=error.code) from None
+    return found, url
 
 
-def upload_filename(upload: UploadedFile) -> str | None:
+def upload_filename(upload: object) -> str | None:
     """The file's base name (any client-side folder dropped), at most 255 characters."""
-    name = PurePosixPath((upload.name or "").replace("\\", "/")).name
-    return name[:255] or None
+    raw = upload.name if isinstance(upload, UploadedFile) else None
+    name = PurePosixPath((raw or "").replace("\\", "/")).name
+    return "".join(char for char in name if char.isprintable())[:255] or None  # no NUL, controls or surrogates
 
 
 def job_create(
@@ -332,7 +333,9 @@ def job_complete_if_done(*, job_id: str) -> bool:
         return False
     if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
         return False
-    job = Job.objects.get(pk=job_id)
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None:
+        return False  # deleted meanwhile
     parts = list(
         Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index").values_list("index", "part_name")
     )
