@@ -12,7 +12,7 @@ from jobs.apis import UPLOAD_PARTS, refuse_obviously_too_large
 from jobs.downloads import download_url
 from jobs.models import Job
 from jobs.preview import job_preview
-from jobs.results import JobNotFound, results_file
+from jobs.results import STATUSES, JobNotFound, results_file
 from jobs.serializers import PreviewSerializer, ResultsQuerySerializer
 from lib.api import BODY_ERRORS, AccountAPIView, error_responses, validated
 
@@ -60,5 +60,5 @@ class JobResultsApi(AccountAPIView):
         job = Job.objects.filter(pk=job_id, account=self.account).first()
         if job is None:
             raise JobNotFound
-        name = results_file(job=job, statuses=query.get("status") or (), columns=query["columns"])
+        name = results_file(job=job, statuses=query.get("status", STATUSES), columns=query["columns"])
         return HttpResponseRedirect(download_url(job, name))
