@@ -77,6 +77,15 @@ class Job(models.Model):
         return self.processed * 100 // self.total if self.total else 100
 
     @property
+    def display_status(self) -> str:
+        """What the portal shows: a completed job that ran out of credits is "Partial", not "Completed"."""
+        return "Partial" if self.partial and self.status == self.Status.COMPLETED else self.get_status_display()
+
+    @property
+    def badge(self) -> str:
+        return "partial" if self.display_status == "Partial" else self.status
+
+    @property
     def rows_left(self) -> int:
         return self.total - self.processed
 

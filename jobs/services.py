@@ -169,7 +169,7 @@ def job_create(
     The idempotency record (if any) gets the submission's receipt in the same transaction.
     If anything fails, the stored file is deleted: nothing is left behind.
     """
-    job_id, chunk_size = new_job_id(), settings.BULK_CHUNK_SIZE
+    job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses))
     name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
     try:
         with transaction.atomic():
@@ -192,6 +192,16 @@ def job_create(
         files.input_delete(name)
         raise
     return submission
+
+
+# A small list still runs in several chunks, so its progress moves rather than jumping from 0 to 100%.
+SMALL_JOB_CHUNKS = 10
+MIN_CHUNK_SIZE = 25
+
+
+def chunk_size_for(total: int) -> int:
+    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it."""
+    return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
 
 
 def receipt_headers(job: Job) -> dict[str, str]:
