@@ -87,7 +87,7 @@ class BulkSubmitApi(AccountAPIView):
         callbacks=[COMPLETION_CALLBACK],
     )
     def post(self, request: Request) -> HttpResponse:
-        refuse_obviously_too_large(request)
+        _refuse_obviously_too_large(request)
         upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
         email_column = request.POST.get("email_column")
         key = request.headers.get(IDEMPOTENCY_HEADER)
@@ -109,7 +109,7 @@ class BulkSubmitApi(AccountAPIView):
         return response
 
 
-def refuse_obviously_too_large(request: Request) -> None:
+def _refuse_obviously_too_large(request: Request) -> None:
     """Refuse from Content-Length alone, before a byte of the body is read."""
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -141,7 +141,10 @@ class JobDetailApi(AccountAPIView):
 
     @extend_schema(
         operation_id="job_delete",
-        responses={204: OpenApiResponse(description="Deleted."), **error_responses(404)},
+        responses={
+            204: OpenApiResponse(description="Deleted."),
+            **error_responses(404, described={404: "not_found: no such job of yours (or already deleted)"}),
+        },
         summary="Delete a bulk job and its files",
         description=(
             "A pending or processing job is stopped first: its unused reservations are released and no callback "

@@ -8,7 +8,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from jobs.apis import UPLOAD_PARTS, refuse_obviously_too_large
+from jobs.apis import UPLOAD_PARTS
+from jobs.apis import _refuse_obviously_too_large as refuse_obviously_too_large  # the upload's own guard
 from jobs.downloads import download_url
 from jobs.models import Job
 from jobs.preview import job_preview
@@ -23,7 +24,15 @@ class BulkPreviewApi(AccountAPIView):
     @extend_schema(
         operation_id="verify_bulk_preview",
         request={"multipart/form-data": {"type": "object", "properties": UPLOAD_PARTS}},
-        responses={200: PreviewSerializer, **error_responses(*BODY_ERRORS, 403, 422)},
+        responses={
+            200: PreviewSerializer,
+            **error_responses(
+                *BODY_ERRORS,
+                403,
+                422,
+                described={400: "invalid_request (email_column), invalid_file or invalid_callback_url"},
+            ),
+        },
         summary="What an upload would be, free: counts, the detected column, credits needed",
         description=(
             "The same parts, limits, plan check and errors as POST /v1/verify/bulk, but no balance check: "
@@ -47,7 +56,17 @@ class JobResultsApi(AccountAPIView):
         parameters=[ResultsQuerySerializer],
         responses={
             302: OpenApiResponse(description="Location: a fresh download URL, valid 1 hour."),
-            **error_responses(400, 404, 409, 410),
+            **error_responses(
+                400,
+                404,
+                409,
+                410,
+                described={
+                    400: "invalid_request: status or columns is not one of the allowed values",
+                    404: "not_found: no such job of yours, or the job failed (it has no results)",
+                    409: "job_not_finished: the job is pending or processing",
+                },
+            ),
         },
         summary="Download a finished job's results, filtered by status, with or without your columns",
         description=(

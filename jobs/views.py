@@ -1,4 +1,4 @@
-"""Portal pages for bulk jobs: upload with a preview, the job's live progress, downloads, the list. Same services as the API."""
+"""Portal pages for bulk jobs: upload with a preview, live progress, downloads, the list. The API's services."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from jobs.downloads import download_url
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from jobs.preview import Preview, job_preview
-from jobs.results import STATUSES, results_file
+from jobs.results import STATUSES, Columns, results_file
 from jobs.retention import job_delete
 from jobs.services import job_submit
 from lib.errors import DomainError
@@ -122,7 +122,7 @@ def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpRes
     """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
     job = get_object_or_404(account.jobs, pk=job_id)
     statuses = [s for s in request.GET.get("status", "").split(",") if s in STATUSES] or STATUSES
-    columns = "original" if request.GET.get("columns") == "original" else "verdict"
+    columns: Columns = "original" if request.GET.get("columns") == "original" else "verdict"
     try:
         name = results_file(job=job, statuses=statuses, columns=columns)
     except DomainError:
