@@ -202,7 +202,7 @@ def choose_column(head: list[list[str]], wanted: str | None) -> int:
 
 def _named_column(head: list[list[str]], wanted: str) -> int:
     width = max(len(row) for row in head)
-    if wanted.isascii() and wanted.isdigit() and 1 <= int(wanted) <= width:
+    if wanted.isascii() and wanted.isdigit() and len(wanted) < 10 and 1 <= int(wanted) <= width:
         return int(wanted) - 1
     names = [name.strip().lower() for name in head[0]]
     if wanted and wanted.lower() in names:
