@@ -96,18 +96,29 @@ def _read(stream: IO[bytes], encoding: str, reader: _Reader) -> AddressList:
     stream.seek(0)
     text = io.TextIOWrapper(stream, encoding=encoding, newline="")
     try:
-        return reader.read(_checked_lines(text))
+        return reader.read(_Lines(text))
     except csv.Error as exc:
         raise CsvFileError("invalid_file", f"The file is not a readable CSV file: {exc}.") from None
     finally:
         text.detach()  # leave the upload open for its owner
 
 
-def _checked_lines(text: Iterable[str]) -> Iterator[str]:
-    for line in text:
+class _Lines:
+    """The file's lines, each checked for binary content; keeps the last one and counts them."""
+
+    def __init__(self, text: Iterable[str]) -> None:
+        self.text, self.count, self.last = iter(text), 0, ""
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.text)
         if _CONTROL.search(line):
             raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
-        yield line
+        self.count += 1
+        self.last = line
+        return line
 
 
 class _Line:
@@ -120,6 +131,10 @@ class _Line:
         return len(text)
 
 
+# A row and its original text as one comma-separated CSV line (None: to be written from the cells).
+_Row = tuple[list[str], str | None]
+
+
 class _Reader:
     """One pass over the rows: the email column from the first rows, then every row's address."""
 
@@ -128,26 +143,26 @@ class _Reader:
         self.line = _Line()
         self.writer = csv.writer(self.line, lineterminator="")
 
-    def read(self, lines: Iterator[str]) -> AddressList:
+    def read(self, lines: _Lines) -> AddressList:
         sample = list(itertools.islice(lines, _SNIFF_LINES))
         delimiter = sniff_delimiter(sample)
-        rows = (row for row in csv.reader(itertools.chain(sample, lines), delimiter=delimiter) if _filled(row))
+        rows = _filled_rows(csv.reader(itertools.chain(sample, lines), delimiter=delimiter), lines, delimiter)
         head = list(itertools.islice(rows, _DETECT_ROWS))
         if not head:
             return AddressList([], [], [], False, 0, 0)
-        column = choose_column(head, self.wanted)
-        has_header = "@" not in _at(head[0], column)
-        header = head[0] if has_header else []
+        column = choose_column([row for row, _ in head], self.wanted)
+        has_header = "@" not in _at(head[0][0], column)
+        header = head[0][0] if has_header else []
         found = self._collect(itertools.chain(head[1:] if has_header else head, rows), column)
         width = max(found.width, len(header))
         found.columns = [*header, *(f"column_{n}" for n in range(len(header) + 1, width + 1))]
         found.has_header = has_header
         return found
 
-    def _collect(self, rows: Iterable[list[str]], column: int) -> _Found:
+    def _collect(self, rows: Iterable[_Row], column: int) -> _Found:
         unique: dict[str, str] = {}
         count = width = 0
-        for row in rows:
+        for row, raw in rows:
             cell = _at(row, column)
             if not cell.strip():
                 continue
@@ -157,9 +172,22 @@ class _Reader:
             width = max(width, len(row))
             address = normalise(cell)
             if address not in unique:
-                self.writer.writerow(row)
-                unique[address] = self.line.value
+                unique[address] = raw if raw is not None else self._written(row)
         return _Found(list(unique), list(unique.values()), [], False, column, count, width)
+
+    def _written(self, row: list[str]) -> str:
+        self.writer.writerow(row)
+        return self.line.value
+
+
+def _filled_rows(reader: Iterator[list[str]], lines: _Lines, delimiter: str) -> Iterator[_Row]:
+    """Rows with any content, each with its line as read when that line alone made the row (and commas
+    separate its cells): copying it is much cheaper than writing the cells again."""
+    seen = lines.count
+    for row in reader:
+        consumed, seen = lines.count - seen, lines.count
+        if "".join(row).strip():
+            yield row, lines.last.rstrip("\r\n") if consumed == 1 and delimiter == "," else None
 
 
 @dataclass
@@ -181,10 +209,6 @@ def sniff_delimiter(lines: list[str]) -> str:
         counts = {d: first.count(d) for d in DELIMITERS}
         best = max(counts, key=lambda d: counts[d])
         return best if counts[best] else ","
-
-
-def _filled(row: list[str]) -> bool:
-    return any(cell.strip() for cell in row)
 
 
 def choose_column(head: list[list[str]], wanted: str | None) -> int:

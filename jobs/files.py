@@ -1,13 +1,13 @@
 """A job's files, all through Django's default storage (local disk or S3).
 
-    jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row,
-                                             each with its original row as one CSV line
+    jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
+    jobs/<job id>/input/<index>.rows         their original rows, CSV lines separated by NUL
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
     jobs/<job id>/original-<token>.csv       the same rows after the customer's own columns
     jobs/<job id>/downloads/<variant>.csv    a filtered download, made at its first request
 
-Input and parts are deleted once the job's result files exist; the rest goes with the job.
+Input and parts are deleted once both result files exist; the rest goes with the job.
 
 Parts and results carry an attempt number or a token in their names, so two
 workers racing on the same chunk or job never overwrite each other's file: the
@@ -62,17 +62,18 @@ def input_folder(job_id: str) -> str:
 
 
 def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], chunk_size: int) -> str:
-    """Store the addresses (and their original rows) as one file per chunk of `chunk_size`; returns their folder.
-
-    A chunk then reads only its own rows, also from S3, where a file is fetched whole.
+    """Store the addresses as one file per chunk of `chunk_size`, and their original rows beside them; returns
+    their folder. A chunk then reads only its own rows, also from S3, where a file is fetched whole.
     """
     folder = input_folder(job_id)
     try:
         for index, start in enumerate(range(0, len(addresses), chunk_size)):
             buffer = io.StringIO()
-            end = start + chunk_size
-            csv.writer(buffer).writerows(zip(addresses[start:end], originals[start:end], strict=True))
+            csv.writer(buffer).writerows([address] for address in addresses[start : start + chunk_size])
             _save(_input_name(folder, index), io.BytesIO(buffer.getvalue().encode()))
+            # NUL never occurs in an accepted file (jobs/csvfile.py refuses it): a separator needing no quoting.
+            joined = "\0".join(originals[start : start + chunk_size])
+            _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
     except BaseException:
         input_delete(folder)
         raise
@@ -81,18 +82,16 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
 
 def input_rows(folder: str, index: int, count: int) -> list[str]:
     """The first `count` addresses of chunk `index`."""
-    return [row[0] for row in _input_read(folder, index, count)]
+    with default_storage.open(_input_name(folder, index), "rb") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        return [row[0] for row in itertools.islice(csv.reader(text), count)]
 
 
 def input_originals(folder: str, index: int, count: int) -> list[list[str]]:
     """The original rows (their cells) of the first `count` addresses of chunk `index`."""
-    return [next(csv.reader([row[1]]), []) if len(row) > 1 else [] for row in _input_read(folder, index, count)]
-
-
-def _input_read(folder: str, index: int, count: int) -> list[list[str]]:
-    with default_storage.open(_input_name(folder, index), "rb") as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-        return list(itertools.islice(csv.reader(text), count))
+    with default_storage.open(_originals_name(folder, index), "rb") as raw:
+        lines = raw.read().decode("utf-8", "surrogatepass").split("\0")[:count]
+    return list(csv.reader(lines))
 
 
 def input_delete(folder: str) -> None:
@@ -101,6 +100,10 @@ def input_delete(folder: str) -> None:
 
 def _input_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.csv"
+
+
+def _originals_name(folder: str, index: int) -> str:
+    return f"{folder}{index:06d}.rows"
 
 
 def part_save(job_id: str, index: int, attempt: int, verdicts: Sequence[Verdict]) -> str:

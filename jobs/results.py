@@ -44,8 +44,10 @@ def results_file(*, job: Job, statuses: Collection[str], columns: Columns) -> st
         raise JobNotFound  # a failed job has no results (CONTRACT section 8)
     if job.status != Job.Status.COMPLETED:
         raise JobNotFinished
-    source = job.original_name if columns == "original" else job.result_name
-    if job.files_expired_at is not None or not source:
+    if job.files_expired_at is not None:
+        raise ResultsExpired
+    source = original_ensure(job=job) if columns == "original" else job.result_name
+    if not source:
         raise ResultsExpired
     keep = [status for status in STATUSES if status in statuses]
     if len(keep) == len(STATUSES):
@@ -55,3 +57,23 @@ def results_file(*, job: Job, statuses: Collection[str], columns: Columns) -> st
         return name
     at = _STATUS_AT + (len(job.columns) if columns == "original" else 0)
     return files.filtered_save(source, name, column=at, keep=keep)
+
+
+def original_ensure(*, job: Job) -> str:
+    """The completed job's original-columns file: assembled once (a task does it after completion; a
+    download that comes first does it itself) from the input and the parts, which are then deleted."""
+    if job.original_name or job.status != Job.Status.COMPLETED or job.files_expired_at:
+        return job.original_name
+    parts = list(job.chunks.exclude(part_name="").order_by("index").values_list("index", "part_name"))
+    try:
+        name = files.original_assemble(job.pk, job.columns, job.input_name, parts)
+    except OSError:  # another caller won and deleted the input meanwhile
+        return Job.objects.values_list("original_name", flat=True).get(pk=job.pk)
+    won = Job.objects.filter(pk=job.pk, original_name="", files_expired_at__isnull=True).update(original_name=name)
+    if not won:
+        files.delete_quietly(name)
+        return Job.objects.values_list("original_name", flat=True).get(pk=job.pk)
+    job.original_name = name
+    files.input_delete(job.input_name)  # only the result files are kept: downloads need nothing else
+    files.delete_quietly(*(part for _, part in parts))
+    return name

@@ -343,27 +343,19 @@ def job_complete_if_done(*, job_id: str) -> bool:
         return False
     if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
         return False
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None:
-        return False  # deleted meanwhile
-    parts = list(
-        Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index").values_list("index", "part_name")
-    )
-    name = files.result_assemble(job_id, [part for _, part in parts])
-    original = files.original_assemble(job_id, job.columns, job.input_name, parts)
+    parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
+    name = files.result_assemble(job_id, parts.values_list("part_name", flat=True))
     with transaction.atomic():
         won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
-            status=Job.Status.COMPLETED, result_name=name, original_name=original, completed_at=timezone.now()
+            status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
         )
         if won:
             callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
+            # After the callback: the customer's columns are joined in a task of their own, off the job's clock.
+            transaction.on_commit(lambda: async_task("jobs.tasks.assemble_original", job_id))
     if not won:
-        files.delete_quietly(name, original)
-        return False
-    # Only the result files are kept: downloads need nothing else.
-    files.input_delete(job.input_name)
-    files.delete_quietly(*(part for _, part in parts))
-    return True
+        files.delete_quietly(name)
+    return bool(won)
 
 
 def job_fail(*, job_id: str, reason: str) -> bool:

@@ -10,6 +10,7 @@ from django.utils import timezone
 from jobs import files
 from jobs.callbacks import callback_attempt
 from jobs.models import Job
+from jobs.results import original_ensure
 from jobs.retention import job_files_expire
 from jobs.services import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
 from lib.priority import lower_priority
@@ -29,6 +30,13 @@ def run_chunk(chunk_id: int) -> None:
 
 def complete_job(job_id: str) -> None:
     job_complete_if_done(job_id=job_id)
+
+
+def assemble_original(job_id: str) -> None:
+    """After completion: the result file with the customer's own columns (jobs.results.original_ensure)."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is not None:
+        original_ensure(job=job)
 
 
 def requeue_stale_chunks() -> int:
