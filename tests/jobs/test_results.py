@@ -154,3 +154,14 @@ def test_a_partial_job_keeps_original_rows_aligned(db: None, settings: Any, run_
     content = "Name,Email\n" + "".join(f"N{i},user{i}@good.com\n" for i in range(7))
     rows = downloaded(poor, finished(poor, run_tasks, content), columns="original")
     assert [(row[0], row[2]) for row in rows[1:]] == [(f"N{i}", f"user{i}@good.com") for i in range(3)]
+
+
+def test_the_first_original_columns_download_builds_the_file_if_the_task_has_not(owner: Persona, media: Path) -> None:
+    job_id = upload_with(owner, CRM).json()["id"]
+    for chunk in Job.objects.get(pk=job_id).chunks.all():
+        tasks.run_chunk(chunk.pk)  # completed; its assemble task never ran (no commit in this test)
+    assert Job.objects.get(pk=job_id).original_name == ""
+    rows = downloaded(owner, job_id, columns="original")
+    assert rows[1][:4] == ["Jane", "Acme", "jane@good.com", "90"]
+    names = sorted(path.name.split("-")[0] for path in stored_files(media))
+    assert names == ["original", "result"]  # input and parts gone once both result files exist
