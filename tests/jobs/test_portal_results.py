@@ -119,3 +119,8 @@ def test_callback_attempts_are_part_of_the_polled_progress(
 def test_a_small_list_runs_in_several_chunks_so_progress_moves(settings: Any) -> None:
     settings.BULK_CHUNK_SIZE = 2000
     assert (chunk_size_for(10), chunk_size_for(600), chunk_size_for(100_000)) == (25, 60, 2000)
+
+
+def test_an_unknown_column_posted_to_the_upload_is_shown_as_an_error(owner: Persona) -> None:
+    page = post(owner, "job-new", email_column="Phone").content.decode()
+    assert "the file has no column" in page and not Job.objects.exists()
