@@ -118,6 +118,7 @@ def _runner(
     if name == "bulk":
         return lambda: [
             *bulk.run(data, dns.address, bulk.SQLITE, with_big_upload=True),
+            *bulk.run(data, dns.address, bulk.SQLITE, scenario=bulk.WIDE, wide=True),
             *bulk.run(data, dns.address, bulk.POSTGRES),
         ]
     if name == "single":

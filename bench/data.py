@@ -75,6 +75,19 @@ class Dataset:
     def csv_bytes(self) -> bytes:
         return ("email\n" + "\n".join(self.rows) + "\n").encode()
 
+    def wide_csv_bytes(self, target_bytes: int, seed: int = SEED) -> bytes:
+        """The same addresses as `csv_bytes`, third of six columns under a header without `email`
+        (found by content, as a CRM export would be), the last column padded to just under `target_bytes`."""
+        rng = random.Random(seed + 2)
+        header = "Name,Company,Contact,City,Lead Score,Notes\n"
+        cells = [
+            f"{rng.choice(FIRST)} {rng.choice(LAST)},Company {i % 997},{row},Berlin,{i % 100}"
+            for i, row in enumerate(self.rows)
+        ]
+        base = len(header) + sum(len(line.encode()) + 2 for line in cells)  # the comma and newline of each
+        pad = max(0, (target_bytes - 1024 - base) // max(1, len(cells)))
+        return (header + "".join(f"{line},{'x' * pad}\n" for line in cells)).encode()
+
 
 def default_domains(rows: int) -> int:
     return max(1, rows // 5)

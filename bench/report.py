@@ -77,6 +77,7 @@ def targets(results: list[Measurement]) -> list[Target]:
             at_most=3.0,
         )
     )
+    out.extend(_wide(_find(results, "bulk", _backend("sqlite")), _find(results, "bulk-wide")))
     for backend, label in (("sqlite", "SQLite"), ("postgres", "PostgreSQL + Redis")):
         out.extend(_single(results, backend, label))
     out.append(_scaling(results))
@@ -142,6 +143,19 @@ def _ratio(name: str, a: Measurement | None, b: Measurement | None, factor: floa
     )
 
 
+def _wide(narrow: Measurement | None, wide: Measurement | None) -> list[Target]:
+    """Issue 10: a 6-column 25 MB list (original rows kept) costs at most 1.2x the one-column job's time."""
+    names = ("bulk 6 columns, 25 MB (SQLite) ≤ 1.2× the one-column job's time", "web peak memory during it < 150 MB")
+    if narrow is None or wide is None:
+        return [Target(name, "-", "-", None) for name in names]
+    ratio, web = wide.seconds / narrow.seconds, wide.memory_mib.get("web largest", 0.0)
+    return [
+        Target(names[0], f"{wide.seconds:.2f} s", f"1.2 × {narrow.seconds:.2f} s (ratio {ratio:.2f})",
+               ratio <= 1.2 and not wide.errors, ratio, at_most=1.2),
+        Target(names[1], f"{web:.0f} MiB", "150 MB", web * 1.048576 < 150, web * 1.048576, at_most=150),
+    ]  # fmt: skip
+
+
 def _worker_memory(label: str, bulk: Measurement | None) -> Target:
     name = f"bulk ({label}) 100,000 rows: worker peak memory ≤ 300 MB"
     if bulk is None:
@@ -203,7 +217,7 @@ def _memory(memory: dict[str, float]) -> str:
 def details(results: list[Measurement]) -> str:
     lines = []
     for m in results:
-        if m.scenario in ("bulk", "scaling", "upload"):
+        if m.scenario in ("bulk", "bulk-wide", "scaling", "upload"):
             keys = ("file_mb", "upload_seconds", "end_to_end_seconds", "seconds_per_1k_rows", "result_rows")
             shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in m.extra.items() if k in keys}
             lines.append(f"{m.scenario} / {m.case}: {shown}")

@@ -279,6 +279,8 @@ BULK_TASK_SECONDS = envfloat("BULK_TASK_SECONDS", 5.0)
 BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds before any job has completed to measure throughput on.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 500.0)
+# A finished job's files (input and results) are deleted this many days after it finished.
+JOB_RETENTION_DAYS = envint("JOB_RETENTION_DAYS", 30, minimum=1)
 
 # --- Operations -----------------------------------------------------------------------------
 # /metrics answers only when set, and only to `Authorization: Bearer <METRICS_TOKEN>`. With several

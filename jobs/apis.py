@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.models import Job, is_job_id
+from jobs.retention import job_delete
 from jobs.serializers import (
     BulkSubmitResponseSerializer,
     CallbackBodySerializer,
@@ -48,6 +49,15 @@ COMPLETION_CALLBACK = OpenApiCallback(
     ),
 )
 
+UPLOAD_PARTS = {
+    "file": {"type": "string", "format": "binary"},
+    "callback_url": {"type": "string"},
+    "email_column": {
+        "type": "string",
+        "description": "The address column: a header name (any case) or a 1-based number. Default: detected.",
+    },
+}
+
 # Room for the multipart boundaries, part headers and the callback_url field around the file.
 _MULTIPART_SLACK_BYTES = 64 * 1024
 
@@ -60,7 +70,7 @@ class BulkSubmitApi(AccountAPIView):
         request={
             "multipart/form-data": {
                 "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}, "callback_url": {"type": "string"}},
+                "properties": UPLOAD_PARTS,
             }
         },
         responses={
@@ -79,12 +89,20 @@ class BulkSubmitApi(AccountAPIView):
     def post(self, request: Request) -> HttpResponse:
         _refuse_obviously_too_large(request)
         upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
+        email_column = request.POST.get("email_column")
         key = request.headers.get(IDEMPOTENCY_HEADER)
-        claim = idempotency_claim(account=self.account, key=key, fingerprint=_fingerprint(upload, callback_url))
+        fingerprinted = _fingerprint(upload, callback_url, email_column)
+        claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted)
         if claim.replay is not None:
             return claim.replay
         with claim as record:
-            submission = job_submit(account=self.account, upload=upload, callback_url=callback_url, idempotency=record)
+            submission = job_submit(
+                account=self.account,
+                upload=upload,
+                callback_url=callback_url,
+                email_column=email_column,
+                idempotency=record,
+            )
         response = HttpResponse(render_json(submission.receipt()), status=202)
         for name, value in receipt_headers(submission.job).items():
             response[name] = value
@@ -101,10 +119,11 @@ def _refuse_obviously_too_large(request: Request) -> None:
         raise file_too_large()
 
 
-def _fingerprint(upload: object, callback_url: str) -> str:
-    """The file's bytes and the callback URL, not the multipart body (its boundary is random)."""
+def _fingerprint(upload: object, callback_url: str, email_column: str | None) -> str:
+    """The file's bytes, the callback URL and the email column, not the multipart body (its boundary is random)."""
     blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
-    return fingerprint(*blocks, b"\0" + callback_url.encode())
+    column = b"" if email_column is None else b"\0" + email_column.encode("utf-8", "surrogatepass")
+    return fingerprint(*blocks, b"\0" + callback_url.encode(), column)
 
 
 class JobDetailApi(AccountAPIView):
@@ -119,6 +138,23 @@ class JobDetailApi(AccountAPIView):
         if job is None:
             raise ApiError(404, "not_found", "No such job.")
         return Response(JobSerializer(job).data)
+
+    @extend_schema(
+        operation_id="job_delete",
+        responses={
+            204: OpenApiResponse(description="Deleted."),
+            **error_responses(404, described={404: "not_found: no such job of yours (or already deleted)"}),
+        },
+        summary="Delete a bulk job and its files",
+        description=(
+            "A pending or processing job is stopped first: its unused reservations are released and no callback "
+            "is sent. Its files are deleted at once; afterwards the job is 404 everywhere, download links included. "
+            "Ledger entries stay."
+        ),
+    )
+    def delete(self, request: Request, job_id: str) -> HttpResponse:
+        job_delete(account=self.account, job_id=job_id)
+        return HttpResponse(status=204)
 
 
 class JobListApi(AccountAPIView):

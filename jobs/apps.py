@@ -17,3 +17,4 @@ def _schedules(**kwargs: Any) -> None:
     from lib.schedules import every
 
     every(minutes=60, name="jobs: sweep orphaned uploads", func="jobs.tasks.sweep_orphan_uploads")
+    every(minutes=60, name="jobs: delete files past retention", func="jobs.tasks.expire_job_files")

@@ -76,7 +76,9 @@ def retry_delay(attempt: int) -> timedelta:
 
 def callback_attempt(*, delivery_id: int) -> CallbackAttempt | None:
     """Make the next attempt of a pending delivery; schedule the one after if it fails."""
-    delivery = CallbackDelivery.objects.select_related("job__account").get(pk=delivery_id)
+    delivery = CallbackDelivery.objects.select_related("job__account").filter(pk=delivery_id).first()
+    if delivery is None:
+        return None  # its job was deleted
     number = delivery.attempts + 1
     if delivery.state != CallbackDelivery.State.PENDING or number > MAX_ATTEMPTS:
         return None

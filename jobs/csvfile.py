@@ -13,6 +13,7 @@ import io
 import itertools
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import IO
 
 from verification.engine.syntax import normalise
@@ -25,32 +26,58 @@ MAX_ROWS = 100_000
 DELIMITERS = ",;\t"
 _SNIFF_LINES = 50
 _SNIFF_CHARS = 64 * 1024
+# The email column is found in the first rows (CONTRACT section 8).
+_DETECT_ROWS = 100
+# In order of preference: a file with both `E-Mail` and `email` columns means `email`.
+EMAIL_HEADERS = ("email", "e-mail", "email address", "email_address", "mail")
 # Text never holds NUL or other C0 controls (tab, CR, LF, FF aside): such bytes mean binary.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 
 
 class CsvFileError(Exception):
-    """The file cannot be accepted; `code` is the contract's error code."""
+    """The file cannot be accepted; `code` is the contract's error code, `param` the part at fault."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, param: str = "file") -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.param = param
+
+
+@dataclass
+class AddressList:
+    """What an upload holds: its unique addresses, each with the original row it first appeared on."""
+
+    addresses: list[str]  # unique, normalised, in upload order
+    originals: list[str]  # the original row of each address, as one comma-separated CSV line
+    columns: list[str]  # the header's names, or column_1, column_2, ... without a header row
+    has_header: bool
+    email_column: int  # 0-based
+    rows: int  # address rows before de-duplication
+
+    @property
+    def duplicates(self) -> int:
+        return self.rows - len(self.addresses)
 
 
 def read_addresses(stream: IO[bytes], *, max_rows: int = MAX_ROWS) -> list[str]:
     """Unique normalised addresses in upload order. Raises CsvFileError."""
+    return read_list(stream, max_rows=max_rows).addresses
+
+
+def read_list(stream: IO[bytes], *, email_column: str | None = None, max_rows: int = MAX_ROWS) -> AddressList:
+    """Read the whole upload (CONTRACT sections 5 and 8). Raises CsvFileError."""
     encoding = _encoding_from_bom(stream)
     # Anything that is not UTF-8 is read as Windows-1252: a second pass, from the start.
     fallbacks = ["cp1252"] if encoding == "utf-8" else []
     for attempt in [encoding, *fallbacks]:
         try:
-            addresses = _read(stream, attempt, max_rows)
+            found = _read(stream, attempt, _Reader(email_column, max_rows))
         except UnicodeDecodeError:
             continue
-        if not addresses:
+        if not found.addresses:
             raise CsvFileError("invalid_file", "The file has no address rows.")
-        return addresses
+        return found
     raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
 
 
@@ -65,43 +92,111 @@ def _encoding_from_bom(stream: IO[bytes]) -> str:
     return "utf-8"
 
 
-def _read(stream: IO[bytes], encoding: str, max_rows: int) -> list[str]:
+def _read(stream: IO[bytes], encoding: str, reader: _Reader) -> AddressList:
     stream.seek(0)
     text = io.TextIOWrapper(stream, encoding=encoding, newline="")
     try:
-        return _unique(_address_rows(_checked_lines(text), max_rows))
+        return reader.read(_Lines(text))
     except csv.Error as exc:
         raise CsvFileError("invalid_file", f"The file is not a readable CSV file: {exc}.") from None
     finally:
         text.detach()  # leave the upload open for its owner
 
 
-def _checked_lines(text: Iterable[str]) -> Iterator[str]:
-    for line in text:
+class _Lines:
+    """The file's lines, each checked for binary content; keeps the last one and counts them."""
+
+    def __init__(self, text: Iterable[str]) -> None:
+        self.text, self.count, self.last = iter(text), 0, ""
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.text)
         if _CONTROL.search(line):
             raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
-        yield line
+        self.count += 1
+        self.last = line
+        return line
 
 
-def _address_rows(lines: Iterator[str], max_rows: int) -> Iterator[str]:
-    """Raw address cells, header skipped and blank rows ignored; at most `max_rows`."""
-    sample = list(itertools.islice(lines, _SNIFF_LINES))
-    rows = (
-        row for row in csv.reader(itertools.chain(sample, lines), delimiter=sniff_delimiter(sample)) if _filled(row)
-    )
-    first = next(rows, None)
-    if first is None:
-        return
-    column = _email_column(first)
-    count = 0
-    for row in rows if column is not None else itertools.chain([first], rows):
-        cell = row[column or 0] if len(row) > (column or 0) else ""
-        if not cell.strip():
-            continue
-        count += 1
-        if count > max_rows:
-            raise CsvFileError("too_many_rows", f"The file has more than {max_rows:,} address rows.")
-        yield cell
+class _Line:
+    """A csv.writer target that keeps the one line just written."""
+
+    value = ""
+
+    def write(self, text: str) -> int:
+        self.value = text
+        return len(text)
+
+
+# A row and its original text as one comma-separated CSV line (None: to be written from the cells).
+_Row = tuple[list[str], str | None]
+
+
+class _Reader:
+    """One pass over the rows: the email column from the first rows, then every row's address."""
+
+    def __init__(self, email_column: str | None, max_rows: int) -> None:
+        self.wanted, self.max_rows = email_column, max_rows
+        self.line = _Line()
+        self.writer = csv.writer(self.line, lineterminator="")
+
+    def read(self, lines: _Lines) -> AddressList:
+        sample = list(itertools.islice(lines, _SNIFF_LINES))
+        delimiter = sniff_delimiter(sample)
+        rows = _filled_rows(csv.reader(itertools.chain(sample, lines), delimiter=delimiter), lines, delimiter)
+        head = list(itertools.islice(rows, _DETECT_ROWS))
+        if not head:
+            return AddressList([], [], [], False, 0, 0)
+        column = choose_column([row for row, _ in head], self.wanted)
+        has_header = "@" not in _at(head[0][0], column)
+        header = head[0][0] if has_header else []
+        found = self._collect(itertools.chain(head[1:] if has_header else head, rows), column)
+        width = max(found.width, len(header))
+        found.columns = [*header, *(f"column_{n}" for n in range(len(header) + 1, width + 1))]
+        found.has_header = has_header
+        return found
+
+    def _collect(self, rows: Iterable[_Row], column: int) -> _Found:
+        unique: dict[str, str] = {}
+        count = width = 0
+        for row, raw in rows:
+            cell = _at(row, column)
+            if not cell.strip():
+                continue
+            count += 1
+            if count > self.max_rows:
+                raise CsvFileError("too_many_rows", f"The file has more than {self.max_rows:,} address rows.")
+            width = max(width, len(row))
+            address = normalise(cell)
+            if address not in unique:
+                unique[address] = raw if raw is not None else self._written(row)
+        return _Found(list(unique), list(unique.values()), [], False, column, count, width)
+
+    def _written(self, row: list[str]) -> str:
+        self.writer.writerow(row)
+        return self.line.value
+
+
+def _filled_rows(reader: Iterator[list[str]], lines: _Lines, delimiter: str) -> Iterator[_Row]:
+    """Rows with any content, each with its line as read when that line alone made the row (and commas
+    separate its cells): copying it is much cheaper than writing the cells again."""
+    seen = lines.count
+    for row in reader:
+        consumed, seen = lines.count - seen, lines.count
+        if "".join(row).strip():
+            yield row, lines.last.rstrip("\r\n") if consumed == 1 and delimiter == "," else None
+
+
+@dataclass
+class _Found(AddressList):
+    width: int = 0
+
+
+def _at(row: list[str], index: int) -> str:
+    return row[index] if len(row) > index else ""
 
 
 def sniff_delimiter(lines: list[str]) -> str:
@@ -116,16 +211,25 @@ def sniff_delimiter(lines: list[str]) -> str:
         return best if counts[best] else ","
 
 
-def _filled(row: list[str]) -> bool:
-    return any(cell.strip() for cell in row)
+def choose_column(head: list[list[str]], wanted: str | None) -> int:
+    """The named column, else the one headed like an email column, else the one most often holding '@'."""
+    if wanted is not None:
+        return _named_column(head, wanted.strip())
+    names = [name.strip().lower() for name in head[0]]
+    for name in EMAIL_HEADERS:
+        if name in names:
+            return names.index(name)
+    width = max(len(row) for row in head)
+    counts = [sum("@" in _at(row, index) for row in head) for index in range(width)]
+    return counts.index(max(counts))
 
 
-def _email_column(header: list[str]) -> int | None:
-    for index, name in enumerate(header):
-        if name.strip().lower() == "email":
-            return index
-    return None
-
-
-def _unique(cells: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(normalise(cell) for cell in cells))
+def _named_column(head: list[list[str]], wanted: str) -> int:
+    width = max(len(row) for row in head)
+    if wanted.isascii() and wanted.isdigit() and len(wanted) < 10 and 1 <= int(wanted) <= width:
+        return int(wanted) - 1
+    names = [name.strip().lower() for name in head[0]]
+    if wanted and wanted.lower() in names:
+        return names.index(wanted.lower())
+    message = f"email_column: the file has no column {wanted!r} (a header name or a number from 1 to {width})."
+    raise CsvFileError("invalid_request", message, "email_column")

@@ -1,8 +1,9 @@
 """Result download URLs: fresh at every read, valid one hour.
 
 With S3 (django-storages) it is S3's presigned URL. With local storage it is a
-URL of ours carrying a TimestampSigner token for the job id; it needs no API key
-(like a presigned URL) and after an hour, or with a tampered token, it is 404.
+URL of ours carrying a TimestampSigner token for the job id and the file; it needs
+no API key (like a presigned URL) and after an hour, with a tampered token, or once
+the job or its files are gone, it is 404.
 """
 
 from __future__ import annotations
@@ -23,24 +24,40 @@ _SALT = "jobs.result-download"
 def result_url(job: Job) -> str | None:
     if job.status != Job.Status.COMPLETED or not job.result_name:
         return None
+    return download_url(job, job.result_name)
+
+
+def download_url(job: Job, name: str) -> str:
+    """A fresh URL, valid one hour, for one of the job's files."""
     if not isinstance(default_storage, FileSystemStorage):
-        return str(default_storage.url(job.result_name, expire=URL_LIFETIME_SECONDS))  # type: ignore[call-arg]
-    token = signing.TimestampSigner(salt=_SALT).sign(job.pk)
+        return str(default_storage.url(name, expire=URL_LIFETIME_SECONDS))  # type: ignore[call-arg]
+    token = signing.TimestampSigner(salt=_SALT).sign_object([job.pk, name])
     return settings.SITE_URL + reverse("job-result-download", args=[token])
 
 
 def result_download(request: HttpRequest, token: str) -> HttpResponseBase:
     try:
-        job_id = signing.TimestampSigner(salt=_SALT).unsign(token, max_age=URL_LIFETIME_SECONDS)
-    except signing.BadSignature:  # also SignatureExpired
+        job_id, name = signing.TimestampSigner(salt=_SALT).unsign_object(token, max_age=URL_LIFETIME_SECONDS)
+    except (signing.BadSignature, ValueError, TypeError):  # also SignatureExpired
         return _not_found()
-    job = Job.objects.filter(pk=job_id, status=Job.Status.COMPLETED).exclude(result_name="").first()
-    if job is None or request.method not in ("GET", "HEAD"):
+    job = Job.objects.filter(pk=job_id, status=Job.Status.COMPLETED, files_expired_at__isnull=True).first()
+    if job is None or request.method not in ("GET", "HEAD") or not _serves(job, name):
         return _not_found()
-    response = FileResponse(default_storage.open(job.result_name, "rb"), as_attachment=True, filename=f"{job.pk}.csv")
+    response = FileResponse(default_storage.open(name, "rb"), as_attachment=True, filename=_download_name(job, name))
     response["Content-Type"] = "text/csv; charset=utf-8"
     response["Cache-Control"] = "private, no-store"
     return response
+
+
+def _serves(job: Job, name: str) -> bool:
+    return isinstance(name, str) and name.startswith(f"jobs/{job.pk}/") and default_storage.exists(name)
+
+
+def _download_name(job: Job, name: str) -> str:
+    """`<their file name>-<variant>.csv`: results, original, or the filter (e.g. original-valid-risky)."""
+    stem = (job.filename or job.pk).rsplit(".", 1)[0]
+    variants = {job.result_name: "results", job.original_name: "original"}
+    return f"{stem}-{variants.get(name) or name.rsplit('/', 1)[-1].removesuffix('.csv')}.csv"
 
 
 def _not_found() -> HttpResponse:

@@ -1,8 +1,13 @@
 """A job's files, all through Django's default storage (local disk or S3).
 
     jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
+    jobs/<job id>/input/<index>.rows         their original rows, CSV lines separated by NUL
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
+    jobs/<job id>/original-<token>.csv       the same rows after the customer's own columns
+    jobs/<job id>/downloads/<variant>.csv    a filtered download, made at its first request
+
+Input and parts are deleted once both result files exist; the rest goes with the job.
 
 Parts and results carry an attempt number or a token in their names, so two
 workers racing on the same chunk or job never overwrite each other's file: the
@@ -16,14 +21,14 @@ import io
 import itertools
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils import timezone
 
 from lib.tokens import random_base62
@@ -56,10 +61,9 @@ def input_folder(job_id: str) -> str:
     return f"jobs/{job_id}/input/"
 
 
-def input_save(job_id: str, addresses: Sequence[str], chunk_size: int) -> str:
-    """Store the addresses as one file per chunk of `chunk_size`; returns their folder.
-
-    A chunk then reads only its own rows, also from S3, where a file is fetched whole.
+def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], chunk_size: int) -> str:
+    """Store the addresses as one file per chunk of `chunk_size`, and their original rows beside them; returns
+    their folder. A chunk then reads only its own rows, also from S3, where a file is fetched whole.
     """
     folder = input_folder(job_id)
     try:
@@ -67,6 +71,9 @@ def input_save(job_id: str, addresses: Sequence[str], chunk_size: int) -> str:
             buffer = io.StringIO()
             csv.writer(buffer).writerows([address] for address in addresses[start : start + chunk_size])
             _save(_input_name(folder, index), io.BytesIO(buffer.getvalue().encode()))
+            # NUL never occurs in an accepted file (jobs/csvfile.py refuses it): a separator needing no quoting.
+            joined = "\0".join(originals[start : start + chunk_size])
+            _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
     except BaseException:
         input_delete(folder)
         raise
@@ -80,13 +87,23 @@ def input_rows(folder: str, index: int, count: int) -> list[str]:
         return [row[0] for row in itertools.islice(csv.reader(text), count)]
 
 
+def input_originals(folder: str, index: int, count: int) -> list[list[str]]:
+    """The original rows (their cells) of the first `count` addresses of chunk `index`."""
+    with default_storage.open(_originals_name(folder, index), "rb") as raw:
+        lines = raw.read().decode("utf-8", "surrogatepass").split("\0")[:count]
+    return list(csv.reader(lines))
+
+
 def input_delete(folder: str) -> None:
-    if default_storage.exists(folder):
-        delete_quietly(*(folder + name for name in default_storage.listdir(folder)[1]))
+    delete_quietly(*_folder_files(folder))
 
 
 def _input_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.csv"
+
+
+def _originals_name(folder: str, index: int) -> str:
+    return f"{folder}{index:06d}.rows"
 
 
 def part_save(job_id: str, index: int, attempt: int, verdicts: Sequence[Verdict]) -> str:
@@ -103,6 +120,52 @@ def result_assemble(job_id: str, part_names: Iterable[str]) -> str:
             with default_storage.open(name, "rb") as part:
                 shutil.copyfileobj(part, spool)
         return _save(f"jobs/{job_id}/result-{random_base62(8)}.csv", spool)
+
+
+def original_header(columns: Sequence[str]) -> list[str]:
+    """The customer's columns, then every result column prefixed `verifier_` (CONTRACT section 8)."""
+    return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS)]
+
+
+def original_assemble(job_id: str, columns: Sequence[str], input_name: str, parts: Iterable[tuple[int, str]]) -> str:
+    """Each processed address's original row (cells neutralised), then its verdict; `parts` are (index, part name)."""
+
+    def rows() -> Iterator[list[str]]:
+        yield [_cell(name) for name in original_header(columns)]
+        for index, name in parts:
+            verdicts = _csv_rows(name)
+            originals = input_originals(input_name, index, len(verdicts))
+            yield from (
+                _padded(original, len(columns)) + verdict for original, verdict in zip(originals, verdicts, strict=True)
+            )
+
+    return _csv_save(f"jobs/{job_id}/original-{random_base62(8)}.csv", rows())
+
+
+def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:
+    """`source`'s header and the rows whose cell `column` is in `keep`, saved as `name`."""
+    with default_storage.open(source, "rb") as raw:
+        reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline=""))
+        header = next(reader, [])
+        return _csv_save(name, itertools.chain([header], (row for row in reader if row[column] in keep)))
+
+
+def _csv_rows(name: str) -> list[list[str]]:
+    with default_storage.open(name, "rb") as raw:
+        return list(csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline="")))
+
+
+def _csv_save(name: str, rows: Iterable[list[str]]) -> str:
+    with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
+        text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
+        csv.writer(text).writerows(rows)
+        text.flush()
+        text.detach()
+        return _save(name, spool)
+
+
+def _padded(cells: list[str], width: int) -> list[str]:
+    return [_cell(cell) for cell in (cells + [""] * width)[:width]]
 
 
 def result_row(verdict: Verdict) -> list[str]:
@@ -127,6 +190,18 @@ def _cell(value: object) -> str:
         return "true" if value else "false"
     text = str(value)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def job_files_delete(job_id: str) -> None:
+    """Every file of the job, at once (deletion by the customer, retention)."""
+    delete_quietly(*_folder_files(f"jobs/{job_id}/"))
+
+
+def _folder_files(folder: str) -> list[str]:
+    # S3 has no folders (exists() is False for a prefix); listing an absent prefix is simply empty.
+    if isinstance(default_storage, FileSystemStorage) and not default_storage.exists(folder):
+        return []
+    return list(_walk(folder))
 
 
 def delete_quietly(*names: str) -> None:

@@ -2,6 +2,14 @@ from __future__ import annotations
 
 from django import forms
 
+# The job page's download buttons: (label, status filter) and, for each, with or without the customer's columns.
+DOWNLOADS = [
+    ("All", ""),
+    ("Safe to send", "valid"),
+    ("Valid + risky", "valid,risky"),
+    ("Invalid only", "invalid"),
+]
+
 
 class UploadForm(forms.Form):
     """Only the fields: every check (size, rows, plan, callback URL) is `jobs.services`', as for the API."""
@@ -18,3 +26,5 @@ class UploadForm(forms.Form):
         widget=forms.URLInput(attrs={"placeholder": "https://hooks.example.com/email-verifier"}),
         help_text="We POST a signed JSON event here when the job completes or fails.",
     )
+    email_column = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
+    confirm_partial = forms.BooleanField(required=False)

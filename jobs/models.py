@@ -7,8 +7,13 @@ from django.utils import timezone
 
 from lib import outbound
 from lib.tokens import random_base62
+from verification.engine import SubStatus
 
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
+
+
+# The job object's `breakdown` (CONTRACT section 8): processed rows by sub_status, then two flags.
+BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean")
 
 
 def new_job_id() -> str:
@@ -36,6 +41,13 @@ class Job(models.Model):
     callback_url = models.URLField(max_length=2000, blank=True)
     input_name = models.CharField(max_length=255, help_text="Accepted addresses, in storage.")
     result_name = models.CharField(max_length=255, blank=True)
+    original_name = models.CharField(
+        max_length=255, blank=True, help_text="The result with the customer's own columns first."
+    )
+    filename = models.CharField(max_length=255, null=True, blank=True, help_text="The uploaded file's base name.")
+    columns = models.JSONField(default=list, blank=True, help_text="The upload's column names, in order.")
+    breakdown = models.JSONField(default=dict, blank=True, help_text="Processed rows by sub_status and flag.")
+    files_expired_at = models.DateTimeField(null=True, blank=True, help_text="When retention deleted the files.")
     total = models.PositiveIntegerField()
     processed = models.PositiveIntegerField(default=0)
     valid = models.PositiveIntegerField(default=0)
@@ -67,6 +79,24 @@ class Job(models.Model):
     @property
     def percent_processed(self) -> int:
         return self.processed * 100 // self.total if self.total else 100
+
+    @property
+    def display_status(self) -> str:
+        """What the portal shows: a completed job that ran out of credits is "Partial", not "Completed"."""
+        return "Partial" if self.partial and self.status == self.Status.COMPLETED else self.get_status_display()
+
+    @property
+    def badge(self) -> str:
+        return "partial" if self.display_status == "Partial" else self.status
+
+    @property
+    def rows_left(self) -> int:
+        return self.total - self.processed
+
+    @property
+    def breakdown_counts(self) -> dict[str, int]:
+        """Every key of the contract's breakdown, zero when none."""
+        return {key: int(self.breakdown.get(key, 0)) for key in BREAKDOWN_KEYS}
 
 
 class Chunk(models.Model):

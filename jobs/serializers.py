@@ -3,7 +3,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from jobs.downloads import result_url
-from jobs.models import Job
+from jobs.models import BREAKDOWN_KEYS, Job
+from jobs.results import STATUSES
 
 
 class BulkSubmitResponseSerializer(serializers.Serializer):
@@ -35,10 +36,19 @@ class CallbackBodySerializer(ProgressSerializer):
         return with_partial(super().get_fields(), after="status")
 
 
+class BreakdownSerializer(serializers.Serializer):
+    """Processed rows by sub_status, then rows from a free provider and rows with a suggestion."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {key: serializers.IntegerField(min_value=0) for key in BREAKDOWN_KEYS}
+
+
 class JobSerializer(serializers.Serializer):
     id = serializers.CharField()
+    filename = serializers.CharField(allow_null=True, help_text="The uploaded file's base name.")
     status = serializers.ChoiceField(choices=Job.Status.choices)
     progress = ProgressSerializer(source="*")
+    breakdown = BreakdownSerializer(source="breakdown_counts")
     result_download_url = serializers.SerializerMethodField()
     callback_url = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
@@ -70,3 +80,35 @@ class JobListQuerySerializer(serializers.Serializer):
         max_length=32,
         help_text="The id of one of your jobs: the page starts after it. Any other value, empty included, is 400.",
     )
+
+
+class PreviewSerializer(serializers.Serializer):
+    rows = serializers.IntegerField(help_text="Address rows before de-duplication.")
+    unique = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+    invalid_syntax = serializers.IntegerField(help_text="Unique addresses that are not addresses at all.")
+    email_column = serializers.JSONField(help_text="The header's name, or the 1-based number without a header row.")
+    has_header = serializers.BooleanField()
+    columns = serializers.ListField(child=serializers.CharField())
+    sample = serializers.ListField(child=serializers.CharField(), help_text="Up to 5 normalised addresses.")
+    credits_needed = serializers.IntegerField()
+    credits_available = serializers.IntegerField()
+    estimated_seconds = serializers.IntegerField(min_value=1)
+
+
+class ResultsQuerySerializer(serializers.Serializer):
+    status = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="A comma-separated subset of valid, invalid, risky, unknown (default: all).",
+    )
+    columns = serializers.ChoiceField(choices=["verdict", "original"], default="verdict")
+
+    def validate_status(self, value: str) -> list[str]:
+        wanted = value.split(",")
+        unknown = [name for name in wanted if name not in STATUSES]
+        if unknown or not value:
+            raise serializers.ValidationError(
+                f"{unknown[0] if unknown else value!r} is not one of {', '.join(STATUSES)}."
+            )
+        return wanted

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -29,7 +30,7 @@ from accounts.models import Account
 from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files, scheduling
 from jobs.callbacks import callback_queue
-from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, CsvFileError, read_addresses
+from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.models import Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
 from lib import metrics, outbound
@@ -119,7 +120,12 @@ def _checked_callback_url(url: object) -> str:
 
 
 def job_submit(
-    *, account: Account, upload: object, callback_url: object, idempotency: IdempotencyRecord | None = None
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    idempotency: IdempotencyRecord | None = None,
 ) -> Submission:
     """Check an upload and create its job. The API and the portal both come in here.
 
@@ -127,28 +133,54 @@ def job_submit(
     rows. Each is a DomainError that changes nothing; the portal shows it on its field.
     """
     job_upload_allowed(account=account)
+    found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
+    return job_create(
+        account=account, found=found, callback_url=url, filename=upload_filename(upload), idempotency=idempotency
+    )
+
+
+def upload_check(*, upload: object, callback_url: object, email_column: str | None) -> tuple[AddressList, str]:
+    """The file, the callback URL, then the file's rows (for the upload and its preview). Raises UploadRefused."""
     checked, url = _checked_file(upload), _checked_callback_url(callback_url)
     try:
-        addresses = read_addresses(checked.file, max_rows=MAX_ROWS)  # type: ignore[arg-type]
+        found = read_list(checked.file, email_column=email_column, max_rows=MAX_ROWS)  # type: ignore[arg-type]
     except CsvFileError as error:
-        raise UploadRefused(error.message, code=error.code) from None
-    return job_create(account=account, addresses=addresses, callback_url=url, idempotency=idempotency)
+        raise UploadRefused(error.message, error.param, code=error.code) from None
+    return found, url
+
+
+def upload_filename(upload: object) -> str | None:
+    """The file's base name (any client-side folder dropped), at most 255 characters."""
+    raw = upload.name if isinstance(upload, UploadedFile) else None
+    name = PurePosixPath((raw or "").replace("\\", "/")).name
+    return "".join(char for char in name if char.isprintable())[:255] or None  # no NUL, controls or surrogates
 
 
 def job_create(
-    *, account: Account, addresses: Sequence[str], callback_url: str, idempotency: IdempotencyRecord | None = None
+    *,
+    account: Account,
+    found: AddressList,
+    callback_url: str,
+    filename: str | None = None,
+    idempotency: IdempotencyRecord | None = None,
 ) -> Submission:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
     The idempotency record (if any) gets the submission's receipt in the same transaction.
     If anything fails, the stored file is deleted: nothing is left behind.
     """
-    job_id, chunk_size = new_job_id(), settings.BULK_CHUNK_SIZE
-    name = files.input_save(job_id, addresses, chunk_size)
+    job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses))
+    name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
     try:
         with transaction.atomic():
             job = Job.objects.create(
-                id=job_id, account=account, callback_url=callback_url, input_name=name, total=len(addresses)
+                id=job_id,
+                account=account,
+                callback_url=callback_url,
+                input_name=name,
+                total=len(found.addresses),
+                filename=filename,
+                columns=found.columns,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             submission = Submission(job, estimated_seconds(job.total))
@@ -160,6 +192,16 @@ def job_create(
         files.input_delete(name)
         raise
     return submission
+
+
+# A small list still runs in several chunks, so its progress moves rather than jumping from 0 to 100%.
+SMALL_JOB_CHUNKS = 10
+MIN_CHUNK_SIZE = 25
+
+
+def chunk_size_for(total: int) -> int:
+    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it."""
+    return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
 
 
 def receipt_headers(job: Job) -> dict[str, str]:
@@ -280,9 +322,20 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
         if not won:
             return False
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
+        _breakdown_add(chunk.job_id, verdicts)
         unused = (chunk.reserved or 0) - len(verdicts)
         credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
     return True
+
+
+def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
+    """Add the chunk's rows to the job's breakdown (under the job's row lock, taken by the UPDATE before)."""
+    counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
+    counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
+    counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
+    job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
+    job.breakdown = dict(Counter(job.breakdown) + counts)
+    job.save(update_fields=["breakdown"])
 
 
 def job_complete_if_done(*, job_id: str) -> bool:
@@ -299,6 +352,8 @@ def job_complete_if_done(*, job_id: str) -> bool:
         )
         if won:
             callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
+            # After the callback: the customer's columns are joined in a task of their own, off the job's clock.
+            transaction.on_commit(lambda: async_task("jobs.tasks.assemble_original", job_id))
     if not won:
         files.delete_quietly(name)
     return bool(won)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.utils import timezone
 
 from jobs import files
 from jobs.callbacks import callback_attempt
 from jobs.models import Job
+from jobs.results import original_ensure
+from jobs.retention import job_files_expire
 from jobs.services import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
 from lib.priority import lower_priority
 
@@ -29,6 +32,13 @@ def complete_job(job_id: str) -> None:
     job_complete_if_done(job_id=job_id)
 
 
+def assemble_original(job_id: str) -> None:
+    """After completion: the result file with the customer's own columns (jobs.results.original_ensure)."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is not None:
+        original_ensure(job=job)
+
+
 def requeue_stale_chunks() -> int:
     """Every minute (a Schedule made by a data migration): re-queue abandoned chunks."""
     return chunks_requeue_stale()
@@ -43,3 +53,8 @@ def sweep_orphan_uploads() -> int:
     deleted = files.orphan_sweep(lambda ids: set(Job.objects.filter(pk__in=ids).values_list("pk", flat=True)))
     logging.getLogger(__name__).info("swept %d orphaned upload files", len(deleted))
     return len(deleted)
+
+
+def expire_job_files() -> int:
+    """Hourly (jobs/apps.py): delete the files of jobs finished over JOB_RETENTION_DAYS ago."""
+    return job_files_expire(now=timezone.now())

@@ -1,24 +1,31 @@
-"""Portal pages for bulk jobs: upload, the job's live progress, the list. Same services as the API."""
+"""Portal pages for bulk jobs: upload with a preview, live progress, downloads, the list. The API's services."""
 
 from __future__ import annotations
+
+import csv
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import account_required
 from accounts.models import Account
-from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
-from jobs.downloads import result_url
-from jobs.forms import UploadForm
-from jobs.models import CallbackAttempt, Job
+from jobs import charts
+from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
+from jobs.downloads import download_url
+from jobs.forms import DOWNLOADS, UploadForm
+from jobs.models import CallbackAttempt, CallbackDelivery, Job
+from jobs.preview import Preview, job_preview
+from jobs.results import STATUSES, Columns, results_file
+from jobs.retention import job_delete
 from jobs.services import job_submit
 from lib.errors import DomainError
 
 JOBS_PER_PAGE = 20
 STATUS_FILTERS = ["all", *Job.Status.values]
+PREVIEW_ROWS = 5
 
 
 @account_required
@@ -27,41 +34,109 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     if form.is_bound and form.is_valid():
         try:
-            job = job_submit(
-                account=account, upload=form.cleaned_data["file"], callback_url=form.cleaned_data["callback_url"]
-            ).job
+            job = _submit(account, form)
         except DomainError as refused:
             # The API's own refusal (plan, credits, size, rows, file, callback URL), shown on its field.
-            form.add_error(refused.param, refused.message)
+            form.add_error(refused.param if refused.param in form.fields else None, refused.message)
         else:
-            messages.success(request, f"Uploaded: {job.total} unique address{'es' if job.total != 1 else ''}.")
-            return redirect("job", job.pk)
+            if job is not None:
+                messages.success(request, f"Uploaded: {job.total} unique address{'es' if job.total != 1 else ''}.")
+                return redirect("job", job.pk)
     context = {"account": account, "form": form, "max_mib": MAX_UPLOAD_BYTES // 2**20, "max_rows": f"{MAX_ROWS:,}"}
     return render(request, "jobs/new.html", context)
+
+
+def _submit(account: Account, form: UploadForm) -> Job | None:
+    """The job, or None when the list costs more than the balance and that was not confirmed."""
+    data = form.cleaned_data
+    parts = {"upload": data["file"], "callback_url": data["callback_url"], "email_column": data["email_column"] or None}
+    preview, _ = job_preview(account=account, **parts)
+    if 0 < preview["credits_available"] < preview["credits_needed"] and not data["confirm_partial"]:
+        form.add_error("confirm_partial", "Confirm that only part of the list will be verified, or add credits.")
+        return None
+    return job_submit(account=account, **parts).job
+
+
+@account_required
+@require_POST
+def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
+    """The upload page's preview card (htmx): what the file holds and what it would cost; nothing is kept."""
+    form = UploadForm(request.POST, request.FILES)
+    form.is_valid()  # every field is optional: the checks are the service's
+    data = form.cleaned_data
+    context: dict[str, object] = {"account": account}
+    try:
+        preview, found = job_preview(
+            account=account,
+            upload=data.get("file"),
+            callback_url=data.get("callback_url", ""),
+            email_column=data.get("email_column") or None,
+        )
+    except DomainError as refused:
+        context["error"] = refused
+    else:
+        context |= _preview_context(preview, found)
+    return render(request, "jobs/_preview.html", context)
+
+
+def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
+    width = len(found.columns)
+    rows = [(next(csv.reader([line]), []) + [""] * width)[:width] for line in found.originals[:PREVIEW_ROWS]]
+    short = max(preview["credits_needed"] - preview["credits_available"], 0)
+    return {
+        "preview": preview,
+        "rows": rows,
+        "columns": found.columns,
+        "email_index": found.email_column,
+        "short": short,
+    }
 
 
 @account_required
 def job_detail(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = get_object_or_404(account.jobs, pk=job_id)
-    attempts = CallbackAttempt.objects.filter(delivery__job=job).select_related("delivery")
-    context = {"account": account, "job": job, "attempts": attempts.order_by("started_at", "number")}
-    return render(request, "jobs/job.html", context)
+    return render(request, "jobs/job.html", {"account": account, "downloads": DOWNLOADS, **_progress_context(job)})
 
 
 @account_required
 def job_progress(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
-    """The part of the job page htmx polls; once the job is finished it renders without a trigger."""
+    """The part of the job page htmx polls; it polls slower once the job ends, while a callback may be retried."""
     job = get_object_or_404(account.jobs, pk=job_id)
-    return render(request, "jobs/_progress.html", {"job": job})
+    return render(request, "jobs/_progress.html", {"downloads": DOWNLOADS, **_progress_context(job)})
+
+
+def _progress_context(job: Job) -> dict[str, object]:
+    attempts = CallbackAttempt.objects.filter(delivery__job=job).select_related("delivery")
+    retrying = job.callbacks.filter(state=CallbackDelivery.State.PENDING).exists()
+    return {
+        "job": job,
+        "attempts": attempts.order_by("started_at", "number"),
+        "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
+        "statuses": charts.status_segments(job),
+        "sub_statuses": charts.sub_status_segments(job),
+    }
 
 
 @account_required
 def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
-    """A fresh signed result URL (the API's), issued at the click so an old page never holds a stale one."""
-    url = result_url(get_object_or_404(account.jobs, pk=job_id))
-    if url is None:
-        raise Http404("This job has no result file.")
-    return redirect(url)
+    """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
+    job = get_object_or_404(account.jobs, pk=job_id)
+    statuses = [s for s in request.GET.get("status", "").split(",") if s in STATUSES] or STATUSES
+    columns: Columns = "original" if request.GET.get("columns") == "original" else "verdict"
+    try:
+        name = results_file(job=job, statuses=statuses, columns=columns)
+    except DomainError:
+        raise Http404("This job has no result file.") from None
+    return redirect(download_url(job, name))
+
+
+@account_required
+@require_POST
+def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
+    job = get_object_or_404(account.jobs, pk=job_id)
+    job_delete(account=account, job_id=job.pk)
+    messages.success(request, f"Deleted {job.filename or job.pk} and its files.")
+    return redirect("jobs")
 
 
 @account_required

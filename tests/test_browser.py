@@ -33,13 +33,20 @@ CHROMIUM_ARGS = [
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 JOB_PAGE_IMAGE = ROOT / "docs" / "images" / "job-page.png"
+PREVIEW_IMAGE = ROOT / "docs" / "images" / "upload-preview.png"
+PARTIAL_IMAGE = ROOT / "docs" / "images" / "job-partial.png"
+UPDATE_DOCS = os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1"  # refresh the docs' pictures on purpose only
 JOURNEY_EMAIL = "browser@company.example.com"
-UPLOAD_JS = """() => {
+# A CRM export with no `email` header: by content, the sales rep's column (first of two equally full) is picked.
+UPLOAD_JS = """([name, rows]) => {
   const data = new DataTransfer();
-  const rows = "email\\nann@good.com\\nbob@nullmx.com\\ninfo@good.com\\n";
-  data.items.add(new File([rows], "list.csv", {type: "text/csv"}));
+  data.items.add(new File([rows], name, {type: "text/csv"}));
   return data;
 }"""
+CRM_ROWS = (
+    "Name,Owner,Personal\n"
+    "Ann,rep@good.com,ann@good.com\nBob,rep@good.com,bob@nullmx.com\nInfo,rep@good.com,info@good.com\n"
+)
 # Every page reports what its Content-Security-Policy blocked; the `page` fixture fails the test on any.
 CSP_LISTENER = """document.addEventListener("securitypolicyviolation", (event) => window.reportCspViolation(
   `${location.pathname}: ${event.effectiveDirective} blocked ${event.blockedURI || "inline"}`
@@ -189,8 +196,6 @@ def as_a_worker(task: Callable[..., None], **kwargs: Any) -> None:
 def bulk_job_journey(page: Page) -> None:
     from accounts.models import Account
     from billing.models import Plan
-    from jobs.models import Chunk
-    from jobs.services import chunk_run
 
     page.set_viewport_size({"width": 1200, "height": 900})
     Account.objects.filter(owner__email=JOURNEY_EMAIL).update(plan=Plan.objects.get(code="starter"))
@@ -198,36 +203,76 @@ def bulk_job_journey(page: Page) -> None:
     expect(page.get_by_text("No jobs yet.")).to_be_visible()
     page.get_by_role("link", name="Upload a list").first.click()
     expect(page.get_by_text("25 MiB")).to_be_visible()
-    page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": page.evaluate_handle(UPLOAD_JS)})
-    expect(page.get_by_text("Selected: list.csv")).to_be_visible()
-    snap(page, "12-job-upload")
-    page.get_by_role("button", name="Upload and verify").click()
+    drop_file(page, "crm-export.csv", CRM_ROWS)
+    expect(page.get_by_text("Selected: crm-export.csv")).to_be_visible()
+    expect(page.locator("[data-email-column]")).to_have_text("Owner")
+    page.get_by_label("Email column").select_option(label="Personal")
+    expect(page.locator("[data-email-column]")).to_have_text("Personal")
+    expect(page.locator("[data-preview-count=unique]")).to_have_text("3")
+    snap(page, "12-job-upload-preview")
+    if UPDATE_DOCS:
+        page.locator("[data-preview]").screenshot(path=str(PREVIEW_IMAGE))
+    page.get_by_role("button", name="Verify 3 addresses").click()
     expect(page).to_have_url(re.compile(r"/jobs/job_[A-Za-z0-9]+$"))
+    expect(page.get_by_role("heading", name="crm-export.csv")).to_be_visible()
     bar = page.get_by_role("progressbar")
     expect(bar).to_have_attribute("aria-valuenow", "0")
     page.evaluate("window.stillTheSamePage = true")  # gone if the browser navigates or reloads
-    # No qcluster here: the in-memory SQLite test database is not visible to another process.
-    # The test runs each chunk task itself (the function a worker runs), one at a time, and
-    # waits for htmx's 1 s polling to show it: deterministic, no worker start-up or timing.
-    job_id = page.url.rsplit("/", 1)[1]
-    for done, chunk_id in enumerate(Chunk.objects.filter(job_id=job_id).values_list("pk", flat=True), 1):
-        as_a_worker(chunk_run, chunk_id=chunk_id)
-        expect(page.locator("[data-count=processed]")).to_have_text(str(done))
+    run_chunks_watching(page, page.url.rsplit("/", 1)[1])
     expect(bar).to_have_attribute("aria-valuenow", "100")
     expect(page.locator("[data-job-status]")).to_have_text("Completed")
+    expect(page.get_by_role("img", name="Statuses of the processed rows")).to_be_visible()
     assert page.evaluate("window.stillTheSamePage") is True
     snap(page, "13-job-page")
-    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":  # refresh README's picture on purpose only
-        page.screenshot(path=str(JOB_PAGE_IMAGE))
+    if UPDATE_DOCS:
+        page.screenshot(path=str(JOB_PAGE_IMAGE), full_page=True)
     with page.expect_download() as download:
-        page.get_by_role("link", name="Download results (CSV)").click()
+        page.get_by_role("link", name="Safe to send, with your columns").click()
     rows = Path(download.value.path()).read_text().splitlines()
-    assert rows[0].startswith("email,status,")
-    assert [row.split(",")[:2] for row in rows[1:]] == [
-        ["ann@good.com", "valid"],
-        ["bob@nullmx.com", "invalid"],
-        ["info@good.com", "risky"],
+    assert rows[0].startswith("Name,Owner,Personal,verifier_email,verifier_status,")
+    assert [row.split(",")[:5] for row in rows[1:]] == [
+        ["Ann", "rep@good.com", "ann@good.com", "ann@good.com", "valid"]
     ]
+    page.get_by_text("Delete this job…").click()
+    page.get_by_role("button", name="Yes, delete crm-export.csv").click()
+    expect(page.get_by_role("status")).to_contain_text("Deleted crm-export.csv")
+    expect(page.get_by_text("No jobs yet.")).to_be_visible()
+    partial_job_journey(page)
+
+
+def drop_file(page: Page, name: str, rows: str) -> None:
+    page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": page.evaluate_handle(UPLOAD_JS, [name, rows])})
+
+
+def run_chunks_watching(page: Page, job_id: str) -> None:
+    """No qcluster here: the in-memory SQLite test database is not visible to another process.
+    The test runs each chunk task itself (the function a worker runs), one at a time, and waits
+    for htmx's 1 s polling to show it: deterministic, no worker start-up or timing."""
+    from jobs.models import Chunk, Job
+    from jobs.services import chunk_run
+
+    for chunk_id in Chunk.objects.filter(job_id=job_id).values_list("pk", flat=True):
+        as_a_worker(chunk_run, chunk_id=chunk_id)
+        processed = Job.objects.values_list("processed", flat=True).get(pk=job_id)
+        expect(page.locator("[data-count=processed]")).to_have_text(str(processed))
+
+
+def partial_job_journey(page: Page) -> None:
+    """A list bigger than the balance: a warning, an explicit confirmation, then a job shown as Partial."""
+    from accounts.models import Account
+
+    Account.objects.filter(owner__email=JOURNEY_EMAIL).update(credit_balance=2)
+    page.get_by_role("link", name="Upload a list").first.click()
+    drop_file(page, "newsletter.csv", "email\nann@good.com\nbob@good.com\ncid@good.com\ndan@good.com\n")
+    expect(page.get_by_text("Your balance will not cover this list.")).to_be_visible()
+    page.get_by_label("Verify only what my balance covers").check()
+    page.get_by_role("button", name="Verify 4 addresses").click()
+    run_chunks_watching(page, page.url.rsplit("/", 1)[1])
+    expect(page.locator("[data-job-status]")).to_have_text("Partial")
+    expect(page.locator("[data-partial]")).to_contain_text("2 rows left unverified")
+    snap(page, "14-job-partial")
+    if UPDATE_DOCS:
+        page.screenshot(path=str(PARTIAL_IMAGE), full_page=True)
 
 
 def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:

@@ -53,7 +53,9 @@ def api(tmp_path_factory: pytest.TempPathFactory, django_db_blocker: Any) -> Ite
 
 
 def op(name: str) -> ModuleType:
-    group = {"verify": "verify", "verify_bulk": "verify", "job_list": "jobs", "job_read": "jobs"}.get(name, "results")
+    groups = {"verify": "verify", "verify_bulk": "verify", "verify_bulk_preview": "verify"}
+    groups |= {"job_list": "jobs", "job_read": "jobs", "job_delete": "jobs", "job_results": "jobs"}
+    group = groups.get(name, "results")
     return importlib.import_module(f"{PACKAGE}.api.{group}.{name}")
 
 
@@ -116,3 +118,29 @@ def test_bulk_jobs_and_the_result_download_answer_typed(api: ModuleType, live_se
     downloaded = op("result_download").sync_detailed(client=anonymous, token=token)
     assert downloaded.status_code == 200 and downloaded.parsed.startswith("email,status,")
     assert error_code(op("result_download").sync(client=anonymous, token=token + "x")) == "not_found"
+
+
+@committed_db
+def test_preview_results_and_delete_answer_typed(api: ModuleType, live_server: Any) -> None:
+    owner = make_persona(plan_code="starter", credits=10)
+    client = authed(api, live_server, owner.api_key)
+    file = importlib.import_module(f"{PACKAGE}.types").File
+    content = b"Name,Mail To\nJane,jane@good.com\nJoe,jane@good.com\n"
+
+    def body(model_name: str, **parts: Any) -> Any:
+        return model(model_name)(file=file(payload=io.BytesIO(content), file_name="crm.csv"), **parts)
+
+    preview = op("verify_bulk_preview").sync(client=client, body=body("VerifyBulkPreviewBody"))
+    assert isinstance(preview, model("Preview")) and (preview.unique, preview.duplicates) == (1, 1)
+    unknown = body("VerifyBulkPreviewBody", email_column="Phone")
+    assert error_code(op("verify_bulk_preview").sync(client=client, body=unknown)) == "invalid_request"
+    receipt = op("verify_bulk").sync(client=client, body=body("VerifyBulkBody", email_column="2"))
+    assert error_code(op("job_results").sync(client=client, job_id=receipt.id)) == "job_not_finished"
+    for chunk in Job.objects.get(pk=receipt.id).chunks.all():
+        tasks.run_chunk(chunk.pk)
+    redirect = op("job_results").sync_detailed(
+        client=client, job_id=receipt.id, columns=model("JobResultsColumns")("original")
+    )
+    assert redirect.status_code == 302 and "/v1/results/" in redirect.headers["Location"]
+    assert op("job_delete").sync_detailed(client=client, job_id=receipt.id).status_code == 204
+    assert error_code(op("job_delete").sync(client=client, job_id=receipt.id)) == "not_found"

@@ -45,10 +45,28 @@ def assert_answered(response: Any) -> None:
 
 
 @pytest.mark.parametrize("value", PATH_VALUES)
-@pytest.mark.parametrize("template", ["/v1/jobs/{}", "/v1/results/{}", "/v1/{}", "/v1/jobs/{}/x"])
+@pytest.mark.parametrize(
+    "template", ["/v1/jobs/{}", "/v1/results/{}", "/v1/{}", "/v1/jobs/{}/x", "/v1/jobs/{}/results"]
+)
 def test_hostile_api_path_is_a_shaped_error(owner: Persona, template: str, value: str) -> None:
     error = assert_error_shape(owner.get(template.format(value)))
     assert error["code"] == "not_found"
+
+
+@pytest.mark.parametrize("value", PATH_VALUES)
+def test_hostile_job_delete_path_is_404(owner: Persona, value: str) -> None:
+    response = owner.client.delete(f"/v1/jobs/{value}", headers=owner.auth({}))
+    assert assert_error_shape(response)["code"] == "not_found"
+
+
+@pytest.mark.parametrize("value", ["", *PATH_VALUES, "valid," * 2000])
+@pytest.mark.parametrize("name", ["status", "columns"])
+def test_hostile_results_query_is_400(owner: Persona, name: str, value: str) -> None:
+    job_id = owner.client.post(
+        "/v1/verify/bulk", data={"file": SimpleUploadedFile("a.csv", b"a@good.com\n")}, headers=owner.auth({})
+    ).json()["id"]
+    error = assert_error_shape(owner.get(f"/v1/jobs/{job_id}/results?{name}={value}"))
+    assert (error["code"], error["param"]) == ("invalid_request", name)
 
 
 @pytest.mark.parametrize("value", ["", *PATH_VALUES, "99" * 3000])
@@ -148,11 +166,20 @@ def test_hostile_api_key_is_401(db: None, key: str) -> None:
     ],
     ids=["nul-host", "nul-path", "long-host", "surrogate"],
 )
-def test_hostile_callback_url_is_refused(owner: Persona, callback_url: str | bytes) -> None:
+@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
+def test_hostile_callback_url_is_refused(owner: Persona, callback_url: str | bytes, path: str) -> None:
     data = {"file": SimpleUploadedFile("a.csv", b"a@good.com\n"), "callback_url": callback_url}
-    response = owner.client.post("/v1/verify/bulk", data=data, headers=owner.auth({}))
+    response = owner.client.post(path, data=data, headers=owner.auth({}))
     error = assert_error_shape(response)
     assert error["param"] == "callback_url"
+
+
+@pytest.mark.parametrize("email_column", [NUL, f"email{NUL}", "x" * 5000, b"\xed\xa0\x80", "99" * 3000, "-1", "\u0661"])
+@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
+def test_hostile_email_column_is_refused_on_its_param(owner: Persona, email_column: str | bytes, path: str) -> None:
+    data = {"file": SimpleUploadedFile("a.csv", b"email\na@good.com\n"), "email_column": email_column}
+    error = assert_error_shape(owner.client.post(path, data=data, headers=owner.auth({})))
+    assert (error["code"], error["param"]) == ("invalid_request", "email_column")
 
 
 @pytest.mark.parametrize(
@@ -167,11 +194,10 @@ def test_hostile_callback_url_is_refused(owner: Persona, callback_url: str | byt
     ],
     ids=["all-nul", "nul-address", "nul-name", "long-name", "utf8-surrogate", "utf16-lone-surrogate"],
 )
-def test_hostile_upload_is_accepted_or_refused_never_500(owner: Persona, name: str, content: bytes) -> None:
-    response = owner.client.post(
-        "/v1/verify/bulk", data={"file": SimpleUploadedFile(name, content)}, headers=owner.auth({})
-    )
-    if response.status_code != 202:
+@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
+def test_hostile_upload_is_accepted_or_refused_never_500(owner: Persona, name: str, content: bytes, path: str) -> None:
+    response = owner.client.post(path, data={"file": SimpleUploadedFile(name, content)}, headers=owner.auth({}))
+    if response.status_code not in (200, 202):
         assert assert_error_shape(response)["param"] == "file"
 
 
@@ -181,6 +207,8 @@ PORTAL_PAGES = [
     "/jobs/{}",
     "/jobs/{}/progress",
     "/jobs/{}/download",
+    "/jobs/{}/download?status={}&columns={}",
+    "/jobs/{}/delete",
     "/keys/{}/revoke",
     "/password/reset/{}/{}",
     "/{}",
@@ -191,8 +219,10 @@ PORTAL_PAGES = [
 @pytest.mark.parametrize("template", PORTAL_PAGES)
 def test_hostile_portal_path_is_never_500(owner: Persona, template: str, value: str) -> None:
     client = logged_in(owner)
-    assert_answered(client.get(template.format(value, value)))
-    assert_answered(Client().get(template.format(value, value)))
+    assert_answered(client.get(template.format(value, value, value)))
+    assert_answered(Client().get(template.format(value, value, value)))
+    if template.endswith("/delete"):
+        assert_answered(client.post(template.format(value)))
 
 
 # Form-encoded, as a browser sends them: NUL, invalid UTF-8 (an encoded lone surrogate), very long.
@@ -206,6 +236,9 @@ def test_hostile_portal_path_is_never_500(owner: Persona, template: str, value: 
         ("/signup", "email"),
         ("/password/reset", "email"),
         ("/jobs/new", "callback_url"),
+        ("/jobs/new", "email_column"),
+        ("/jobs/new/preview", "callback_url"),
+        ("/jobs/new/preview", "email_column"),
         ("/jobs?status={}", None),
         ("/jobs?page={}", None),
     ],
@@ -215,7 +248,7 @@ def test_hostile_portal_form_values_are_never_500(owner: Persona, page: str, fie
     if field is None:
         assert_answered(client.get(page.format(value)))
         return
-    if page == "/jobs/new":
+    if page.startswith("/jobs/new"):
         raw = value.replace("%00", "\x00").replace("%40", "@").encode().replace(b"%ED%A0%80", b"\xed\xa0\x80")
         data = {field: raw, "file": SimpleUploadedFile("a.csv", b"a@good.com\n")}
         assert_answered(client.post(page, data=data))

@@ -58,8 +58,11 @@ def test_fuzzing_verify_finds_no_500_and_nothing_off_schema() -> None:
 OPERATIONS = [
     ("/v1/verify", "POST"),
     ("/v1/verify/bulk", "POST"),
+    ("/v1/verify/bulk/preview", "POST"),
     ("/v1/jobs", "GET"),
     ("/v1/jobs/{job_id}", "GET"),
+    ("/v1/jobs/{job_id}", "DELETE"),
+    ("/v1/jobs/{job_id}/results", "GET"),
     ("/v1/results/{token}", "GET"),
 ]
 

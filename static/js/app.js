@@ -54,7 +54,8 @@ function setUpDropzone(zone) {
   zone.addEventListener("drop", (event) => {
     if (!event.dataTransfer.files.length) return;
     input.files = event.dataTransfer.files;
-    show();
+    // Setting files fires no event: announce it, so the preview (htmx, on change) follows a drop too.
+    input.dispatchEvent(new Event("change", { bubbles: true }));
   });
   input.addEventListener("change", show);
 }

@@ -67,7 +67,7 @@ def test_callback_is_retried_until_2xx_with_one_event_id(
         "result_url": receiver.received[-1].json()["result_url"],
         "event_id": delivery.event_id,
     }
-    assert receiver.received[-1].json()["result_url"].startswith("http://testserver/v1/results/job_")
+    assert receiver.received[-1].json()["result_url"].startswith("http://testserver/v1/results/")
 
 
 def test_retry_delays_grow_from_30_seconds_to_about_two_hours() -> None:

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from jobs.csvfile import CsvFileError, read_addresses
+from jobs.csvfile import AddressList, CsvFileError, read_addresses, read_list
 
 
 def read(data: bytes, **kwargs: int) -> list[str]:
@@ -92,3 +92,52 @@ def test_row_limit_counts_rows_before_deduplication() -> None:
 
 def test_header_does_not_count_as_a_row() -> None:
     assert read(b"email\na@good.com\nb@good.com\n", max_rows=2) == ["a@good.com", "b@good.com"]
+
+
+def listing(data: bytes, email_column: str | None = None) -> AddressList:
+    return read_list(io.BytesIO(data), email_column=email_column)
+
+
+CRM = b"Name,Company,Email Address,Lead Score\nJane,Acme,jane@good.com,90\nJoe,Bolt,joe@good.com,40\n"
+
+
+@pytest.mark.parametrize("header", ["email", "E-Mail", "Email Address", "email_address", "MAIL"])
+def test_every_email_header_name_is_recognised(header: str) -> None:
+    data = f"Name,{header}\nJane,jane@good.com\n".encode()
+    assert (listing(data).email_column, listing(data).addresses) == (1, ["jane@good.com"])
+
+
+def test_without_an_email_header_the_column_holding_at_signs_is_used() -> None:
+    found = listing(b"Name,Contact,Score\nJane,jane@good.com,1\nJoe,joe@good.com,2\n")
+    assert (found.email_column, found.has_header, found.addresses) == (1, True, ["jane@good.com", "joe@good.com"])
+
+
+def test_first_row_is_data_when_the_chosen_columns_first_cell_holds_an_at_sign() -> None:
+    found = listing(b"Jane,jane@good.com\nJoe,joe@good.com\n")
+    assert (found.has_header, found.columns, found.rows) == (False, ["column_1", "column_2"], 2)
+
+
+def test_email_column_by_header_name_is_case_insensitive() -> None:
+    assert listing(CRM, email_column="email address").email_column == 2
+
+
+def test_email_column_by_one_based_number() -> None:
+    found = listing(b"a@good.com,b@good.com\nc@good.com,d@good.com\n", email_column="2")
+    assert found.addresses == ["b@good.com", "d@good.com"]
+
+
+@pytest.mark.parametrize("wanted", ["Phone", "0", "5", "", "²", "9" * 5000])
+def test_an_unknown_email_column_is_refused_on_its_param(wanted: str) -> None:
+    with pytest.raises(CsvFileError) as caught:
+        listing(CRM, email_column=wanted)
+    assert (caught.value.code, caught.value.param) == ("invalid_request", "email_column")
+
+
+def test_each_unique_address_keeps_the_first_row_it_appeared_on() -> None:
+    found = listing(b'Name,Email,Note\nJane,JANE@good.com,"first, quoted"\nJane 2,jane@good.com,second\n')
+    assert (found.addresses, found.originals) == (["jane@good.com"], ['Jane,JANE@good.com,"first, quoted"'])
+    assert (found.rows, found.duplicates) == (2, 1)
+
+
+def test_rows_wider_than_the_header_get_numbered_columns() -> None:
+    assert listing(b"Name,Email\nJane,jane@good.com,extra\n").columns == ["Name", "Email", "column_3"]

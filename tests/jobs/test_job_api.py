@@ -8,7 +8,7 @@ from typing import Any
 import time_machine
 from django.utils import timezone
 
-from jobs.models import Job
+from jobs.models import BREAKDOWN_KEYS, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, upload
 
@@ -25,9 +25,11 @@ def test_pending_job_has_null_timestamps_and_no_download(owner: Persona) -> None
     created = Job.objects.get(pk=job_id).created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert body == {
         "id": job_id,
+        "filename": "list.csv",
         "status": "pending",
         "progress": {"total": 1, "processed": 0, "valid": 0, "invalid": 0, "risky": 0, "unknown": 0},
         "partial": False,
+        "breakdown": dict.fromkeys(BREAKDOWN_KEYS, 0),
         "result_download_url": None,
         "callback_url": "https://93.184.215.14/hook",
         "created_at": created,

@@ -31,10 +31,10 @@ from tests.jobs.conftest import stored_files, upload
 def test_sweep_removes_an_orphaned_upload_folder_after_an_hour_and_keeps_real_jobs(owner: Persona, media: Path) -> None:
     job_id = upload(owner, b"a@good.com\n").json()["id"]
     kept = set(stored_files(media))
-    files.input_save("job_" + "O" * 24, ["cut@off.com"], 10)  # stored, but its job row never committed
+    files.input_save("job_" + "O" * 24, ["cut@off.com"], ["cut@off.com"], 10)  # stored, but its job row never committed
     assert tasks.sweep_orphan_uploads() == 0  # young: maybe an upload still being stored
     with time_machine.travel(timezone.now() + timedelta(minutes=61)):
-        assert tasks.sweep_orphan_uploads() == 1
+        assert tasks.sweep_orphan_uploads() == 2  # the chunk's addresses and their original rows
     assert set(stored_files(media)) == kept
     assert Job.objects.filter(pk=job_id).exists()
 

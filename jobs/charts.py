@@ -1,0 +1,56 @@
+"""A job's breakdown as figures for server-rendered SVG: no JavaScript, no inline style (our CSP)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobs.models import BREAKDOWN_KEYS, Job
+
+STATUSES = ("valid", "risky", "invalid", "unknown")
+_LABELS = {
+    "invalid_syntax": "Invalid syntax",
+    "no_mx_record": "No mail server",
+    "disposable": "Disposable",
+    "role_based": "Role address",
+    "dns_temporary_failure": "DNS failure",
+    "free_provider": "Free provider",
+    "did_you_mean": "Likely typo",
+}
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: str
+    label: str
+    count: int
+    percent: float  # of the processed rows
+    x: float  # where its bar starts, 0-100 (status segments only)
+
+
+def status_segments(job: Job) -> list[Segment]:
+    """The four statuses side by side on one 0-100 bar."""
+    segments, x = [], 0.0
+    for status in STATUSES:
+        count = getattr(job, status)
+        percent = _percent(count, job.processed)
+        segments.append(Segment(status, status.capitalize(), count, percent, x))
+        x += percent
+    return segments
+
+
+def sub_status_segments(job: Job) -> list[Segment]:
+    counts = job.breakdown_counts
+    return [
+        Segment(
+            key,
+            _LABELS.get(key, key.replace("_", " ").capitalize()),
+            counts[key],
+            _percent(counts[key], job.processed),
+            0.0,
+        )
+        for key in BREAKDOWN_KEYS
+    ]
+
+
+def _percent(count: int, whole: int) -> float:
+    return round(count * 100 / whole, 1) if whole else 0.0

@@ -1,0 +1,126 @@
+"""The portal's side of CONTRACT section 8: preview card, job page (title, partial, chart, downloads, delete), list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from jobs.models import Job
+from jobs.services import chunk_size_for
+from tests.conftest import Persona, make_persona
+from tests.jobs.conftest import Receiver, RunTasks, stored_files
+from tests.support.portal import logged_in
+
+CRM = b"Name,Company,Contact\nJane,Acme,jane@good.com\nJoe,Bolt,x@nullmx.com\nJoe,Bolt,X@nullmx.com\n"
+
+
+def post(persona: Persona, name: str, content: bytes = CRM, **fields: str) -> Any:
+    data = {"file": SimpleUploadedFile("crm.csv", content, "text/csv"), "callback_url": "", **fields}
+    return logged_in(persona).post(reverse(name), data)
+
+
+def finished(persona: Persona, run_tasks: RunTasks, content: bytes = CRM, **fields: str) -> Job:
+    with run_tasks():
+        post(persona, "job-new", content, **fields)
+    return Job.objects.get(account=persona.account)
+
+
+def test_preview_card_shows_the_rows_with_the_email_column_highlighted(owner: Persona) -> None:
+    page = post(owner, "job-preview").content.decode()
+    assert '<th scope="col" class="email-column" data-email-column>Contact</th>' in page
+    assert '<td class="email-column">jane@good.com</td>' in page
+    assert '<option value="3" selected>Contact</option>' in page
+    assert 'data-preview-count="duplicates">1<' in page and "Verify 2 addresses" in page
+
+
+def test_preview_card_follows_the_chosen_column(owner: Persona) -> None:
+    page = post(owner, "job-preview", email_column="1").content.decode()
+    assert '<option value="1" selected>Name</option>' in page and 'data-preview-count="invalid_syntax">2<' in page
+
+
+def test_preview_card_on_the_free_plan_says_why_and_where_to_upgrade(db: None) -> None:
+    page = post(make_persona(plan_code="free", credits=5), "job-preview").content.decode()
+    assert "Bulk verification needs the Starter plan or above." in page and reverse("billing") in page
+
+
+def test_preview_warns_when_the_balance_will_not_cover_the_list(db: None) -> None:
+    page = post(make_persona(plan_code="starter", credits=1), "job-preview").content.decode()
+    assert "Your balance will not cover this list." in page and 'name="confirm_partial"' in page
+    assert "leaving 1 address unverified" in page and reverse("billing") in page
+
+
+def test_a_list_bigger_than_the_balance_needs_explicit_confirmation(db: None, media: Path) -> None:
+    poor = make_persona(plan_code="starter", credits=1)
+    refused = post(poor, "job-new")
+    assert refused.status_code == 200 and "Confirm that only part of the list" in refused.content.decode()
+    assert Job.objects.count() == 0 and stored_files(media) == []
+    assert post(poor, "job-new", confirm_partial="on").status_code == 302
+
+
+def test_portal_upload_uses_the_chosen_column(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, b"a@good.com,b@good.com\n", email_column="2")
+    assert (job.total, job.filename) == (1, "crm.csv")
+
+
+def test_job_page_has_the_file_name_as_title_the_chart_and_the_downloads(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    assert '<h1 class="job-title">crm.csv</h1>' in page
+    assert 'data-breakdown="valid"><td>' in page and "50.0%" in page and 'data-breakdown="no_mx_record"' in page
+    download = reverse("job-download", args=[job.pk])
+    assert f"{download}?status=valid&amp;columns=original" in page and f"{download}?status=invalid" in page
+
+
+def test_portal_download_filters_and_keeps_original_columns(owner: Persona, run_tasks: RunTasks) -> None:
+    client, job = logged_in(owner), finished(owner, run_tasks)
+    link = client.get(reverse("job-download", args=[job.pk]), {"status": "valid", "columns": "original"})["Location"]
+    rows = b"".join(client.get(link).streaming_content).decode().splitlines()
+    assert rows[0].startswith("Name,Company,Contact,verifier_email,verifier_status") and len(rows) == 2
+    assert rows[1].startswith("Jane,Acme,jane@good.com,jane@good.com,valid")
+
+
+def test_partial_job_shows_partial_not_completed(db: None, run_tasks: RunTasks) -> None:
+    poor = make_persona(plan_code="starter", credits=1)
+    job = finished(poor, run_tasks, confirm_partial="on")
+    client = logged_in(poor)
+    page = client.get(reverse("job", args=[job.pk])).content.decode()
+    assert 'badge-partial" data-job-status>Partial<' in page and "1 row left unverified" in page
+    listing = client.get(reverse("jobs")).content.decode()
+    assert ">Partial<" in listing and "crm.csv" in listing and "mini-breakdown" in listing
+    assert ">Partial<" in client.get(reverse("dashboard")).content.decode()
+
+
+def test_delete_button_deletes_the_job(owner: Persona, run_tasks: RunTasks, media: Path) -> None:
+    job = finished(owner, run_tasks)
+    client = logged_in(owner)
+    assert "data-confirm-delete" in client.get(reverse("job", args=[job.pk])).content.decode()
+    response = client.post(reverse("job-delete", args=[job.pk]))
+    assert response["Location"] == reverse("jobs") and not Job.objects.exists() and stored_files(media) == []
+
+
+def test_outsider_cannot_delete_the_owners_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    assert logged_in(outsider).post(reverse("job-delete", args=[job.pk])).status_code == 404
+    assert Job.objects.filter(pk=job.pk).exists()
+
+
+def test_callback_attempts_are_part_of_the_polled_progress(
+    owner: Persona, run_tasks: RunTasks, receiver: Receiver
+) -> None:
+    receiver.statuses = [500]
+    job = finished(owner, run_tasks, callback_url=receiver.url)
+    fragment = logged_in(owner).get(reverse("job-progress", args=[job.pk])).content.decode()
+    assert "HTTP 500" in fragment and 'hx-trigger="every 5s"' in fragment  # a retry is still to come
+
+
+def test_a_small_list_runs_in_several_chunks_so_progress_moves(settings: Any) -> None:
+    settings.BULK_CHUNK_SIZE = 2000
+    assert (chunk_size_for(10), chunk_size_for(600), chunk_size_for(100_000)) == (25, 60, 2000)
+
+
+def test_an_unknown_column_posted_to_the_upload_is_shown_as_an_error(owner: Persona) -> None:
+    page = post(owner, "job-new", email_column="Phone").content.decode()
+    assert "the file has no column" in page and not Job.objects.exists()

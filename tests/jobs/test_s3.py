@@ -1,0 +1,128 @@
+"""The result files on S3 (django-storages), against a real S3-compatible server on loopback.
+
+moto's server (`moto[server]`, a dev requirement) runs as a subprocess on a free 127.0.0.1 port;
+the default storage is pointed at it as production's AWS_STORAGE_BUCKET_NAME settings would. The
+downloads are S3's own presigned URLs, fetched over HTTP like a customer would.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+import time_machine
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from bench.procs import free_port, wait_for_port
+from jobs import tasks
+from tests.conftest import Persona
+from tests.jobs.conftest import RunTasks
+
+BUCKET = "verifier-test"
+CREDENTIALS = {"access_key": "testing", "secret_key": "testing", "region_name": "us-east-1"}
+CRM = b"Name,Contact\nJane,jane@good.com\nJoe,x@nullmx.com\n"
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process=server)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.fixture
+def bucket(s3_endpoint: str, settings: Any) -> Any:
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    client.create_bucket(Bucket=BUCKET)
+    options = {"bucket_name": BUCKET, "endpoint_url": s3_endpoint, "querystring_auth": True, **CREDENTIALS}
+    options |= {"default_acl": None, "querystring_expire": 3600, "file_overwrite": True}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options},
+    }
+    yield client
+    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
+        client.delete_object(Bucket=BUCKET, Key=item["Key"])
+    client.delete_bucket(Bucket=BUCKET)
+
+
+def keys(client: Any) -> list[str]:
+    return sorted(item["Key"] for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []))
+
+
+def fetch(url: str) -> list[list[str]]:
+    assert url.startswith("http://127.0.0.1:")  # S3's presigned URL, on loopback
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return list(csv.reader(io.StringIO(response.read().decode())))
+
+
+def finished(persona: Persona, run_tasks: RunTasks) -> str:
+    with run_tasks():
+        data = {"file": SimpleUploadedFile("crm.csv", CRM, "text/csv")}
+        response = persona.client.post("/v1/verify/bulk", data=data, headers=persona.auth({}))
+    return str(response.json()["id"])
+
+
+def test_on_s3_the_job_keeps_only_its_result_files(owner: Persona, run_tasks: RunTasks, bucket: Any) -> None:
+    job_id = finished(owner, run_tasks)
+    assert [key.split("/")[-1].split("-")[0] for key in keys(bucket)] == ["original", "result"]
+    assert all(key.startswith(f"jobs/{job_id}/") for key in keys(bucket))
+
+
+def test_on_s3_the_result_download_url_is_a_presigned_url(owner: Persona, run_tasks: RunTasks, bucket: Any) -> None:
+    job = owner.get(f"/v1/jobs/{finished(owner, run_tasks)}").json()
+    assert "Signature=" in job["result_download_url"]
+    assert [row[:2] for row in fetch(job["result_download_url"])[1:]] == [
+        ["jane@good.com", "valid"],
+        ["x@nullmx.com", "invalid"],
+    ]
+
+
+def test_on_s3_filtered_results_with_original_columns_redirect_to_s3(
+    owner: Persona, run_tasks: RunTasks, bucket: Any
+) -> None:
+    job_id = finished(owner, run_tasks)
+    response = owner.client.get(f"/v1/jobs/{job_id}/results?status=valid&columns=original", headers=owner.auth({}))
+    assert response.status_code == 302 and "Signature=" in response["Location"]
+    rows = fetch(response["Location"])
+    assert rows[0][:4] == ["Name", "Contact", "verifier_email", "verifier_status"]
+    assert [row[:4] for row in rows[1:]] == [["Jane", "jane@good.com", "jane@good.com", "valid"]]
+
+
+def test_on_s3_delete_removes_every_file(owner: Persona, run_tasks: RunTasks, bucket: Any) -> None:
+    job_id = finished(owner, run_tasks)
+    owner.client.get(f"/v1/jobs/{job_id}/results?status=invalid", headers=owner.auth({}))  # a filtered file too
+    assert len(keys(bucket)) == 3
+    assert owner.client.delete(f"/v1/jobs/{job_id}", headers=owner.auth({})).status_code == 204
+    assert keys(bucket) == []
+
+
+def test_on_s3_retention_removes_the_files(owner: Persona, run_tasks: RunTasks, bucket: Any, settings: Any) -> None:
+    finished(owner, run_tasks)
+    with time_machine.travel(timezone.now() + timedelta(days=settings.JOB_RETENTION_DAYS, minutes=1)):
+        assert tasks.expire_job_files() == 1
+    assert keys(bucket) == []
