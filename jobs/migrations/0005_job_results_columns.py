@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs', '0003_job_served_at'),
+        ('jobs', '0004_job_status_completed_index'),
     ]
 
     operations = [
