@@ -193,6 +193,12 @@ def as_a_worker(task: Callable[..., None], **kwargs: Any) -> None:
         pool.submit(work).result()
 
 
+def settled(page: Page) -> None:
+    """Wait until htmx has no request, swap or settle under way (and then a frame more)."""
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
+    page.wait_for_timeout(100)
+
+
 def bulk_job_journey(page: Page) -> None:
     from accounts.models import Account
     from billing.models import Plan
@@ -206,6 +212,7 @@ def bulk_job_journey(page: Page) -> None:
     drop_file(page, "crm-export.csv", CRM_ROWS)
     expect(page.get_by_text("Selected: crm-export.csv")).to_be_visible()
     expect(page.locator("[data-email-column]")).to_have_text("Owner")
+    settled(page)  # htmx binds the new card's selector only once the swap has settled
     page.get_by_label("Email column").select_option(label="Personal")
     expect(page.locator("[data-email-column]")).to_have_text("Personal")
     expect(page.locator("[data-preview-count=unique]")).to_have_text("3")
