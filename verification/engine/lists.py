@@ -13,6 +13,7 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 _EDIT_ALPHABET = string.ascii_lowercase + string.digits + "-."
 # A mistyped label this short is as likely another real domain (mi.com, ao.com) as a typo.
 _MIN_LABEL_FOR_LABEL_TYPOS = 5
+_ROLE_SEPARATORS = str.maketrans("", "", ".-_")
 
 
 def read_list(name: str) -> frozenset[str]:
@@ -27,7 +28,12 @@ def free_providers() -> frozenset[str]:
 
 @cache
 def role_local_parts() -> frozenset[str]:
-    return read_list("role_local_parts.txt")
+    return frozenset(role_key(entry) for entry in read_list("role_local_parts.txt"))
+
+
+def role_key(local: str) -> str:
+    """The local part as roles are compared: before any +tag, without '.', '-' and '_'."""
+    return local.split("+", 1)[0].translate(_ROLE_SEPARATORS)
 
 
 def parent_domains(domain: str) -> Iterator[str]:
@@ -47,7 +53,7 @@ def is_free_provider(domain: str) -> bool:
 
 
 def is_role(local: str) -> bool:
-    return local.split("+", 1)[0] in role_local_parts()
+    return role_key(local) in role_local_parts()
 
 
 def suggest_domain(domain: str) -> str | None:
