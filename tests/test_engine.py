@@ -22,7 +22,26 @@ _domain_chars = string.ascii_lowercase + string.digits + "-."
 @given(
     local=st.text(_local_chars, min_size=0, max_size=70),
     domain=st.text(_domain_chars, min_size=0, max_size=40),
-    tld=st.sampled_from(["com", "de", "co.uk", "io", "x", "1", "local", "test", "example", "arpa", "xn--p1ai", ""]),
+    tld=st.sampled_from(
+        [
+            "com",
+            "de",
+            "co.uk",
+            "io",
+            "x",
+            "1",
+            "local",
+            "test",
+            "example",
+            "arpa",
+            "alt",
+            "internal",
+            "home.arpa",
+            "onion",
+            "xn--p1ai",
+            "",
+        ]
+    ),
 )
 def test_fast_path_agrees_with_email_validator(local: str, domain: str, tld: str) -> None:
     email = f"{local}@{domain}.{tld}" if tld else f"{local}@{domain}"
