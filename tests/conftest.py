@@ -32,7 +32,7 @@ BASE_ZONE = {
     "servfail.com": SERVFAIL,
     "silent.com": SILENT,
     "xn--mnchen-3ya.de": MX("mx.muenchen.de"),
-    "gmai.com": MX("mx.gmai.com"),
+    "gmaill.com": MX("mx.gmaill.com"),
 }
 
 

@@ -9,7 +9,7 @@ from email_validator import EmailNotValidError, validate_email
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verification.engine import lists
+from verification.engine import disposable, lists
 from verification.engine.syntax import _parse_with_email_validator, parse
 
 # --- syntax --------------------------------------------------------------------------------
@@ -103,6 +103,6 @@ def test_no_suggestion_for_short_or_unrelated_domains(domain: str) -> None:
 
 
 def test_disposable_parent_domain_counts() -> None:
-    assert lists.is_disposable("mailinator.com")
-    assert lists.is_disposable("a.b.mailinator.com")
-    assert not lists.is_disposable("good.com")
+    assert disposable.is_disposable("mailinator.com")
+    assert disposable.is_disposable("a.b.mailinator.com")
+    assert not disposable.is_disposable("good.com")

@@ -1,12 +1,10 @@
-"""Reference lists: disposable domains, free providers, role local parts, typo targets."""
+"""Reference lists: free providers, role local parts, typo targets (throwaway domains: disposable.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
-
-from disposable_email_domains import blocklist as _disposable_blocklist
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 # A mistyped label this short is as likely another real domain (mi.com, ao.com) as a typo.
@@ -39,11 +37,6 @@ def parent_domains(domain: str) -> Iterator[str]:
     labels = domain.split(".")
     for i in range(len(labels) - 1):
         yield ".".join(labels[i:])
-
-
-@lru_cache(maxsize=1 << 16)  # a bulk chunk asks about the same few providers thousands of times
-def is_disposable(domain: str) -> bool:
-    return any(candidate in _disposable_blocklist for candidate in parent_domains(domain))
 
 
 def is_free_provider(domain: str) -> bool:
