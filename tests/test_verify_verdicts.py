@@ -93,6 +93,7 @@ def test_valid_result_has_every_field_of_the_spec(owner: Persona) -> None:
             "is_free_provider": False,
         },
         "did_you_mean": None,
+        "mail_provider": None,
         "cached": False,
         "response_time_ms": body["response_time_ms"],
     }

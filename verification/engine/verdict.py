@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from verification.engine import disposable, lists
+from verification.engine import disposable, lists, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.syntax import Address, rough_parts
 
@@ -50,6 +50,7 @@ class Verdict:
     score: int
     checks: Checks
     did_you_mean: str | None = None
+    mail_provider: str | None = None
 
     @property
     def cache_seconds(self) -> int:
@@ -74,6 +75,7 @@ class Verdict:
             score=data["score"],
             checks=Checks(**data["checks"]),
             did_you_mean=data.get("did_you_mean"),
+            mail_provider=data.get("mail_provider"),
             validation_mode=data.get("validation_mode", "fast"),
         )
 
@@ -122,6 +124,7 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
         score=score,
         checks=checks,
         did_you_mean=f"{local}@{suggestion}" if suggestion else None,
+        mail_provider=providers.mail_provider(mx_hosts) if mx_hosts else None,
     )
 
 
