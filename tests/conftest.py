@@ -64,6 +64,7 @@ def _resolver_on_loopback(settings: Any, dns_server: DnsServer) -> Iterator[DnsS
     dns_server.zone.clear()
     dns_server.zone.update(BASE_ZONE)
     dns_server.delay = 0.0
+    dns_server.loss, dns_server.max_qps = 0.0, None
 
 
 @dataclass

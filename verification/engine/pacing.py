@@ -1,0 +1,81 @@
+"""How fast to ask: the retry timeout and the sending rate, learnt from the answers.
+
+A resolver that is asked faster than it can answer (cloud resolvers cap a client at roughly
+1,000 packets a second) drops the rest silently, and a lossy path drops a few at random.
+Like TCP, the client learns the round trip from its answers (RFC 6298: the retry timeout is
+srtt + 4 * rttvar, never above the configured timeout), and paces its sending by AIMD: each
+period of about a retry timeout, when more than LOSS_SIGNAL of its queries went unanswered the
+rate drops to what was actually answered (a congested resolver); otherwise it grows by a
+quarter. A few random losses stay under the signal and cost nothing but their retries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LOSS_SIGNAL = 0.05  # share of unanswered tries that means "too fast", not a lossy path
+MIN_RTO = 0.05  # seconds: never ask again sooner, whatever the round trip
+MIN_RATE = 50.0  # queries a second, the floor of the backing off
+START_RATE = 4000.0  # queries a second at first; doubles about every three periods
+GROWTH = 1.25
+MAX_RATE = 1e6  # growth stops here: far beyond what one process can send
+BURST_SECONDS = 0.01  # tokens kept for a burst: 10 ms of the rate
+
+
+@dataclass
+class Pacer:
+    timeout: float  # the longest any try waits
+    max_qps: float | None = None
+    rate: float = START_RATE
+    srtt: float | None = None
+    rttvar: float = 0.0
+    tokens: float = 1.0
+    refilled: float = 0.0  # when tokens were last added
+    period_start: float = 0.0
+    answered: int = 0
+    lost: int = 0
+
+    def __post_init__(self) -> None:
+        self.rate = min(self.rate, self.max_qps or self.rate)
+
+    def rto(self) -> float:
+        if self.srtt is None:
+            return self.timeout
+        return min(self.timeout, max(MIN_RTO, self.srtt + 4 * self.rttvar))
+
+    def may_send(self, now: float) -> bool:
+        """Spend a token if there is one (the caller then sends one query)."""
+        burst = max(1.0, self.rate * BURST_SECONDS)
+        self.tokens = min(burst, self.tokens + (now - self.refilled) * self.rate)
+        self.refilled = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+    def next_token_in(self) -> float:
+        return max(0.0, (1.0 - self.tokens) / self.rate)
+
+    def on_answer(self, now: float, rtt: float) -> None:
+        if self.srtt is None:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:  # RFC 6298 section 2.3
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
+            self.srtt = 0.875 * self.srtt + 0.125 * rtt
+        self.answered += 1
+        self._adjust(now)
+
+    def on_loss(self, now: float) -> None:
+        self.lost += 1
+        self._adjust(now)
+
+    def _adjust(self, now: float) -> None:
+        elapsed = now - self.period_start
+        if elapsed < self.rto():
+            return
+        tries = self.answered + self.lost
+        if tries and self.lost > max(2, LOSS_SIGNAL * tries):
+            self.rate = max(MIN_RATE, min(self.rate / 2, 0.9 * self.answered / elapsed))
+        else:
+            self.rate = min(self.rate * GROWTH, self.max_qps or MAX_RATE)
+        self.period_start, self.answered, self.lost = now, 0, 0
