@@ -35,7 +35,7 @@ def host_patterns() -> dict[str, str]:
     return {suffix.lower(): provider for suffix, provider in pairs}
 
 
-@lru_cache(maxsize=1 << 14)  # a bulk chunk sees the same few MX sets thousands of times
+@lru_cache(maxsize=1 << 16)  # one entry a domain: a bulk job's domains, in any order
 def mail_provider(mx_hosts: tuple[str, ...]) -> str | None:
     """The provider of the first MX host (in preference order) that a pattern names, or None."""
     patterns = host_patterns()
