@@ -29,7 +29,7 @@ from typing import Protocol
 import dns.resolver
 
 from verification.engine import dnswire
-from verification.engine.pacing import START_RATE, Pacer
+from verification.engine.pacing import Pacer
 
 # Negative answers without an SOA to read a TTL from are kept this long.
 _DEFAULT_NEGATIVE_TTL = 300
@@ -139,7 +139,8 @@ class BatchResolver:
         self.config = config
         specs = config.nameservers
         self.nameservers = tuple(parse_nameserver(s) for s in specs) if specs else system_nameservers()
-        self.rate = START_RATE  # the pace the last batch ended at: the next one starts there
+        now = time.monotonic()
+        self.pacer = Pacer(config.timeout, config.max_qps, refilled=now, period_start=now)
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
         batch = _Batch(self)
@@ -184,23 +185,18 @@ class _Batch:
         self.truncated: list[tuple[str, int]] = []
         self.sent = 0
         self.retries: deque[_Query] = deque()  # timed out, to be asked again
-        now = time.monotonic()
-        rate = resolver.rate
-        self.pacer = Pacer(self.config.timeout, self.config.max_qps, rate=rate, refilled=now, period_start=now)
+        self.pacer = resolver.pacer
 
     def run(self, domains: list[str]) -> dict[str, DomainAnswer]:
         waiting = deque(domains)
-        try:
-            while waiting or self.retries or self.inflight:
-                paced = self.send_paced(waiting)
-                wait = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
-                if paced:
-                    wait = min(wait if wait is not None else paced, paced)
-                for key, _ in self.selector.select(wait):
-                    self.drain(*key.data)
-                self.expire()
-        finally:
-            self.resolver.rate = self.pacer.rate
+        while waiting or self.retries or self.inflight:
+            paced = self.send_paced(waiting)
+            wait = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
+            if paced:
+                wait = min(wait if wait is not None else paced, paced)
+            for key, _ in self.selector.select(wait):
+                self.drain(*key.data)
+            self.expire()
         for domain, nameserver in self.truncated:
             reply = self.resolver.resolve_tcp(domain, self.resolver.nameservers[nameserver])
             self.answers[domain] = self.resolver.answer(domain, reply) if reply else _failure(domain)

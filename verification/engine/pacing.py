@@ -4,20 +4,26 @@ A resolver that is asked faster than it can answer (cloud resolvers cap a client
 1,000 packets a second) drops the rest silently, and a lossy path drops a few at random.
 Like TCP, the client learns the round trip from its answers (RFC 6298: the retry timeout is
 srtt + 4 * rttvar, never above the configured timeout), and paces its sending by AIMD: each
-period of about a retry timeout, when more than LOSS_SIGNAL of its queries went unanswered the
-rate drops to what was actually answered (a congested resolver); otherwise it grows by a
-quarter. A few random losses stay under the signal and cost nothing but their retries.
+period of a few round trips, when more than LOSS_SIGNAL of its queries went unanswered the
+rate drops to what was actually answered (a congested resolver); otherwise, when the pace held
+queries back, it grows, doubling
+each period until the first sign of congestion (TCP's slow start), by a quarter after. A few
+random losses stay under the signal and cost nothing but their retries. One pacer serves all
+of a resolver's lookups, so what it learnt carries from one bulk chunk to the next.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-LOSS_SIGNAL = 0.05  # share of unanswered tries that means "too fast", not a lossy path
-MIN_RTO = 0.05  # seconds: never ask again sooner, whatever the round trip
+LOSS_SIGNAL = 0.1  # share of unanswered tries that means "too fast", not a lossy path
+# Seconds: never ask again sooner, whatever the round trip (Linux TCP's floor). Lower, a busy
+# machine's scheduling hiccups pass for losses, and the pace drops for nothing.
+MIN_RTO = 0.2
+PERIOD = 0.05  # seconds at least between two changes of pace
 MIN_RATE = 50.0  # queries a second, the floor of the backing off
-START_RATE = 4000.0  # queries a second at first; doubles about every three periods
-GROWTH = 1.25
+START_RATE = 10_000.0  # queries a second at first (the window of queries in flight bounds it too)
+SLOW_START_GROWTH, GROWTH = 2.0, 1.25
 MAX_RATE = 1e6  # growth stops here: far beyond what one process can send
 BURST_SECONDS = 0.01  # tokens kept for a burst: 10 ms of the rate
 
@@ -34,6 +40,9 @@ class Pacer:
     period_start: float = 0.0
     answered: int = 0
     lost: int = 0
+    congested: bool = False  # seen congestion once: grow gently from now on
+    held_back: bool = False  # the pace kept a query waiting this period
+    changed: float = 0.0  # when the pace last changed
 
     def __post_init__(self) -> None:
         self.rate = min(self.rate, self.max_qps or self.rate)
@@ -49,6 +58,7 @@ class Pacer:
         self.tokens = min(burst, self.tokens + (now - self.refilled) * self.rate)
         self.refilled = now
         if self.tokens < 1.0:
+            self.held_back = True
             return False
         self.tokens -= 1.0
         return True
@@ -71,11 +81,19 @@ class Pacer:
 
     def _adjust(self, now: float) -> None:
         elapsed = now - self.period_start
-        if elapsed < self.rto():
+        if elapsed < max(PERIOD, 2 * (self.srtt or 0.0)):
             return
         tries = self.answered + self.lost
+        # What was answered says what the resolver takes, unless the period spans idle time.
+        delivered = self.answered / elapsed if elapsed <= 2 * self.rto() else self.rate
         if tries and self.lost > max(2, LOSS_SIGNAL * tries):
-            self.rate = max(MIN_RATE, min(self.rate / 2, 0.9 * self.answered / elapsed))
-        else:
-            self.rate = min(self.rate * GROWTH, self.max_qps or MAX_RATE)
-        self.period_start, self.answered, self.lost = now, 0, 0
+            self.rate = max(MIN_RATE, min(self.rate / 2, 0.9 * delivered))
+            self.congested = True
+            self.changed = now
+        elif self.held_back and (not self.congested or now - self.changed >= self.rto()):
+            # The pace held queries back and none went missing: raise it. Once congestion was
+            # seen, only after a retry timeout, when the losses of the last raise would show.
+            growth = GROWTH if self.congested else SLOW_START_GROWTH
+            self.rate = min(self.rate * growth, self.max_qps or MAX_RATE)
+            self.changed = now
+        self.period_start, self.answered, self.lost, self.held_back = now, 0, 0, False
