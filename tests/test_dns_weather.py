@@ -55,37 +55,37 @@ def test_the_client_keeps_under_its_max_qps_ceiling(weather: DnsServer) -> None:
 
 
 def test_the_pace_backs_off_when_answers_go_missing_and_grows_when_they_keep_up() -> None:
-    pacer = Pacer(timeout=1.0, rate=4000, period_start=0.0)
-    now = answer_at_pace(pacer, 0.0, 0.1)
-    for _ in range(900):  # 90% of a period's tries unanswered
-        pacer.on_loss(now)
-    now = answer_at_pace(pacer, now, 0.06, share=0.1)
-    assert pacer.rate <= 2000  # halved at least, down to what was answered
+    pacer = Pacer(timeout=1.0, rate=4000, refilled=0.0, period_start=0.0)
+    pacer.on_answer(0.001, 0.001)  # a round trip of 1 ms: retry timeout MIN_RTO
+    sent = send_at_pace(pacer, 0.0, 0.1)
+    for i, sent_at in enumerate(sent):  # nine tries in ten unanswered
+        pacer.on_answer(sent_at + 0.001, 0.001) if i % 10 == 0 else pacer.on_loss(sent_at + 0.2, sent_at)
+    pacer.on_answer(0.6, 0.001)
+    assert pacer.rate <= 2000 and pacer.congested  # halved at least, down to what was answered
     slowed = pacer.rate
-    answer_at_pace(pacer, now, 1.0)
+    now = 0.6
+    while now < 1.6:  # now every try is answered, 1 ms later
+        now += 0.0001
+        while pacer.may_send(now):
+            pacer.on_answer(now + 0.001, 0.001)
     assert pacer.rate > slowed
 
 
-def answer_at_pace(pacer: Pacer, now: float, seconds: float, share: float = 1.0) -> float:
-    """A sender with more to send than the pace allows, `share` of its queries answered after
-    1 ms, for `seconds`; returns the time."""
-    end = now + seconds
-    while now < end:
-        now += 1 / (pacer.rate * share)
-        while pacer.may_send(now):
-            pass
-        pacer.on_answer(now, 0.001)
-    return now
-
-
 def test_a_few_random_losses_do_not_slow_the_pace() -> None:
-    pacer = Pacer(timeout=1.0, rate=4000, period_start=0.0)
-    for i in range(1, 2000):
-        now = i / 4000  # a backlog; one try in 50 lost
-        while pacer.may_send(now):
-            pass
-        pacer.on_loss(now) if i % 50 == 0 else pacer.on_answer(now, 0.001)
+    pacer = Pacer(timeout=1.0, rate=4000, refilled=0.0, period_start=0.0)
+    for i, sent_at in enumerate(send_at_pace(pacer, 0.0, 1.0)):  # one try in 50 lost
+        pacer.on_loss(sent_at + 0.2, sent_at) if i % 50 == 0 else pacer.on_answer(sent_at + 0.001, 0.001)
     assert pacer.rate > 4000 and not pacer.congested
+
+
+def send_at_pace(pacer: Pacer, now: float, seconds: float) -> list[float]:
+    """A sender with more to send than the pace allows, for `seconds`: when each try went."""
+    sent, end = [], now + seconds
+    while now < end:
+        now += 0.0001
+        while pacer.may_send(now):
+            sent.append(now)
+    return sent
 
 
 def test_max_qps_setting_reaches_the_resolver_and_lifetime_is_three_timeouts(settings: Any) -> None:

@@ -285,7 +285,7 @@ class _Batch:
             _, _, key, query = heapq.heappop(self.timers)
             if self.inflight.get(key) is query:  # no answer in time: ask again (or give up)
                 del self.inflight[key]
-                self.pacer.on_loss(now)
+                self.pacer.on_loss(now, query.sent_at)
                 if now >= query.deadline:
                     self.answers[query.domain] = _failure(query.domain)
                 else:
