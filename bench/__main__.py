@@ -11,13 +11,13 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import bulk, engine, fairness, peer, report, scaling, single
+from bench import bulk, engine, fairness, peer, report, scaling, single, weather
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes
 from bench.results import Measurement
 
-SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation")
+SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds: list[list[Measurement]] = []
     with Processes(dict(os.environ)) as processes:
         dns = start_dns(processes, args.delay_ms)
+        args.processes = processes  # the weather scenario starts DNS servers of its own
         for number in range(1, args.repeat + 1):
             rounds.append(_round(number, args, data, dns, failures))
             results.extend(rounds[-1])
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report.checks(found))
     for failure in failures:
         print(f"!!! ABORTED {failure}")
-    options = {k: v for k, v in vars(args).items() if k != "json"} | {
+    options = {k: v for k, v in vars(args).items() if k not in ("json", "processes")} | {
         "load_before": load_before,
         "load_after": load_after,
     }
@@ -125,6 +126,8 @@ def _runner(
         return lambda: [*single.run(dns.address, args.requests), *single.run(dns.address, args.requests, "postgres")]
     if name == "fairness":
         return lambda: fairness.run_fairness(dns.address, args.rows)
+    if name == "weather":
+        return lambda: weather.run(args.processes, args.delay_ms)
     if name == "isolation":
         return lambda: fairness.run_isolation(dns.address, args.rows, min(args.requests, 1000))
     sizes = (args.rows // 10, args.rows // 2, args.rows)

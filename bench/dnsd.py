@@ -1,6 +1,6 @@
 """The loopback DNS server in a process of its own (so it never shares a GIL with a benchmark).
 
-    python -m bench.dnsd --delay-ms 2
+    python -m bench.dnsd --delay-ms 2 [--loss 0.02] [--max-qps 1000]
 
 It is the test suite's ``tests.support.dns_server.DnsServer``, answering every name as
 ``bench.data.behaviour`` says. Prints ``host:port`` on its first stdout line, then serves
@@ -25,11 +25,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.dnsd")
     parser.add_argument("--delay-ms", type=float, default=2.0)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--loss", type=float, default=0.0, help="share of queries dropped at random")
+    parser.add_argument("--max-qps", type=float, default=None, help="answers a second at most; the rest dropped")
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with DnsServer(default=behaviour, delay=args.delay_ms / 1000, port=args.port) as server:
+    weather = {"loss": args.loss, "max_qps": args.max_qps}
+    with DnsServer(default=behaviour, delay=args.delay_ms / 1000, port=args.port, **weather) as server:
         print(server.address, flush=True)
         stop.wait()
 
@@ -48,8 +51,9 @@ class DnsProcess:
         return int(self.address.rsplit(":", 1)[1])
 
 
-def start_dns(processes: Processes, delay_ms: float) -> DnsProcess:
-    process = processes.start(PY, "-m", "bench.dnsd", "--delay-ms", str(delay_ms), stdout=subprocess.PIPE)
+def start_dns(processes: Processes, delay_ms: float, *weather: str) -> DnsProcess:
+    """The server in a process; `weather` adds its options (`--loss 0.02`, `--max-qps 1000`)."""
+    process = processes.start(PY, "-m", "bench.dnsd", "--delay-ms", str(delay_ms), *weather, stdout=subprocess.PIPE)
     assert process.stdout is not None
     line = process.stdout.readline().decode().strip()
     if not line:

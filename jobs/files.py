@@ -50,6 +50,7 @@ RESULT_COLUMNS = (
     "is_catch_all",
     "is_free_provider",
     "did_you_mean",
+    "mail_provider",
 )
 _CHECK_COLUMNS = RESULT_COLUMNS[6:14]
 # A spreadsheet runs a cell starting with one of these as a formula.
@@ -179,6 +180,7 @@ def result_row(verdict: Verdict) -> list[str]:
         verdict.score,
         *(getattr(checks, column) for column in _CHECK_COLUMNS),
         verdict.did_you_mean,
+        verdict.mail_provider,
     ]
     return [_cell(value) for value in values]
 

@@ -37,6 +37,7 @@ from lib import metrics, outbound
 from lib.errors import DomainError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
+from verification.engine.core import with_second_chance
 from verification.models import IdempotencyRecord
 from verification.resolver import domain_lookup
 
@@ -262,7 +263,7 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    verdicts = verify_many(emails, domain_lookup()) if emails else []
+    verdicts = verify_many(emails, with_second_chance(domain_lookup())) if emails else []
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)

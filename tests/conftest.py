@@ -33,7 +33,7 @@ BASE_ZONE = {
     "servfail.com": SERVFAIL,
     "silent.com": SILENT,
     "xn--mnchen-3ya.de": MX("mx.muenchen.de"),
-    "gmai.com": MX("mx.gmai.com"),
+    "gmaill.com": MX("mx.gmaill.com"),
 }
 
 
@@ -65,6 +65,7 @@ def _resolver_on_loopback(settings: Any, dns_server: DnsServer) -> Iterator[DnsS
     dns_server.zone.clear()
     dns_server.zone.update(BASE_ZONE)
     dns_server.delay = 0.0
+    dns_server.loss, dns_server.max_qps = 0.0, None
 
 
 @dataclass

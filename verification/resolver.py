@@ -20,6 +20,7 @@ def resolver_config() -> ResolverConfig:
         timeout=settings.VERIFIER_DNS_TIMEOUT,
         lifetime=settings.VERIFIER_DNS_LIFETIME,
         concurrency=settings.VERIFIER_DNS_CONCURRENCY,
+        max_qps=settings.VERIFIER_DNS_MAX_QPS or None,
         ttl_bounds=(settings.VERIFIER_DOMAIN_TTL_MIN, settings.VERIFIER_DOMAIN_TTL_MAX),
     )
 

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from lib.errors import ApiError
 from lib.fields import StrictCharField
+from verification.engine.providers import PROVIDERS
 
 MAX_EMAIL_LENGTH = 1000
 VALIDATION_MODES = ["fast", "deep"]
@@ -44,6 +45,11 @@ class VerificationResultSerializer(serializers.Serializer):
     score = serializers.IntegerField(min_value=0, max_value=100)
     checks = ChecksSerializer()
     did_you_mean = serializers.CharField(allow_null=True)
+    mail_provider = serializers.ChoiceField(
+        choices=list(PROVIDERS),
+        allow_null=True,
+        help_text="Who runs the domain's mail, from its MX hosts; null when none of these. Informational.",
+    )
     cached = serializers.BooleanField()
     response_time_ms = serializers.IntegerField(min_value=0)
 

@@ -10,6 +10,7 @@ from accounts.decorators import account_required
 from accounts.models import Account
 from billing.services import InsufficientCredits
 from verification.engine import Verdict
+from verification.engine.providers import PROVIDER_NAMES
 from verification.forms import VerifyForm
 from verification.services import verification_run
 
@@ -45,7 +46,9 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
         except InsufficientCredits:
             form.add_error(None, "You have no credits left, so this address was not checked. See Billing for more.")
         else:
-            context.update(verdict=result.verdict, cached=result.cached, checks=check_rows(result.verdict))
+            verdict = result.verdict
+            provider = PROVIDER_NAMES.get(verdict.mail_provider or "")
+            context.update(verdict=verdict, cached=result.cached, checks=check_rows(verdict), provider=provider)
     # HtmxMiddleware sets request.htmx; it is falsy unless htmx sent the request.
     partial = bool(getattr(request, "htmx", False))
     template = "verification/_verify_panel.html" if partial else "verification/verify.html"

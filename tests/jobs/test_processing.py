@@ -105,6 +105,7 @@ def test_result_file_has_every_row_in_upload_order_with_formulas_escaped(
         "is_catch_all": "",
         "is_free_provider": "false",
         "did_you_mean": "",
+        "mail_provider": "",
     }
 
 

@@ -7,14 +7,19 @@ and type, then sent with each query's id and question: the server stays cheap
 enough to share two cores with a benchmark. An answer too big for the client's
 UDP size goes out truncated (TC), as a real server's would.
 
-Behaviours: MX hosts, A-only (no MX), null MX, NXDOMAIN, SERVFAIL, a CNAME to
-another name, and silence (the query is dropped, so the client times out).
+Behaviours: MX hosts (any hosts: MX("aspmx.l.google.com")), A-only (no MX), null MX,
+NXDOMAIN, SERVFAIL, a CNAME to another name, and silence (the query is dropped, so the
+client times out).
+
+Weather: `loss` drops that share of UDP queries at random, and `max_qps` answers at most that
+many a second (a token bucket, as cloud resolvers police a client), dropping the rest.
 """
 
 from __future__ import annotations
 
 import contextlib
 import heapq
+import random
 import selectors
 import socket
 import struct
@@ -61,8 +66,13 @@ class DnsServer:
     host: str = "127.0.0.1"
     port: int = 0
     queries: int = 0
+    loss: float = 0.0  # share of UDP queries dropped at random
+    max_qps: float | None = None  # UDP answers a second at most; the rest are dropped
+    dropped: int = 0
 
     def __post_init__(self) -> None:
+        self._random = random.Random(1)
+        self._tokens, self._refilled = 0.0, time.monotonic()
         self._sock, self._tcp = _bind_pair(self.host, self.port)
         self.port = self._sock.getsockname()[1]
         self._templates: dict[tuple[str, int, Behaviour], bytes] = {}
@@ -114,6 +124,8 @@ class DnsServer:
                         data, peer = self._sock.recvfrom(4096)
                     except BlockingIOError:
                         break
+                    if self._weather_drops():
+                        continue
                     reply = self._answer(data)
                     if reply is not None:
                         seq += 1
@@ -123,6 +135,21 @@ class DnsServer:
                 _, _, reply, peer = heapq.heappop(pending)
                 with contextlib.suppress(OSError):
                     self._sock.sendto(reply, peer)
+
+    def _weather_drops(self) -> bool:
+        if self.loss and self._random.random() < self.loss:
+            self.dropped += 1
+            return True
+        if self.max_qps:
+            now = time.monotonic()
+            burst = max(1.0, self.max_qps / 100)  # 10 ms of the rate
+            self._tokens = min(burst, self._tokens + (now - self._refilled) * self.max_qps)
+            self._refilled = now
+            if self._tokens < 1.0:
+                self.dropped += 1
+                return True
+            self._tokens -= 1.0
+        return False
 
     def _serve_tcp(self) -> None:
         """One query on a new connection, answered whole (no delay, no truncation); tests only."""

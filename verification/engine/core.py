@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from verification.engine.dns import DomainAnswer
+from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.syntax import normalise, parse
 from verification.engine.verdict import Verdict, classify
 
@@ -25,3 +25,17 @@ def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict
 
 def verify_one(raw_email: str, lookup: DomainLookup) -> Verdict:
     return verify_many([raw_email], lookup)[0]
+
+
+def with_second_chance(lookup: DomainLookup) -> DomainLookup:
+    """The lookup, then once more for the domains whose DNS failed, before they are judged
+    unknown: a bulk job would otherwise charge for a verdict one bad second decided."""
+
+    def lookup_twice(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
+        answers = dict(lookup(domains))
+        failed = [domain for domain, answer in answers.items() if answer.status is DomainStatus.FAILURE]
+        if failed:
+            answers.update(lookup(failed))
+        return answers
+
+    return lookup_twice

@@ -29,6 +29,7 @@ from typing import Protocol
 import dns.resolver
 
 from verification.engine import dnswire
+from verification.engine.pacing import Pacer
 
 # Negative answers without an SOA to read a TTL from are kept this long.
 _DEFAULT_NEGATIVE_TTL = 300
@@ -66,8 +67,9 @@ class DomainAnswer:
 class ResolverConfig:
     nameservers: tuple[str, ...] = ()  # "host" or "host:port"; empty means the system's
     timeout: float = 3.0
-    lifetime: float = 3.0
+    lifetime: float = 9.0  # three tries' worth
     concurrency: int = 256
+    max_qps: float | None = None  # a ceiling on the paced sending rate
     ttl_bounds: tuple[int, int] = field(default=(60, 6 * 3600))
 
 
@@ -115,15 +117,18 @@ class _Query:
     domain: str
     deadline: float  # the lookup's lifetime ends here
     tries: int = 0
+    sent_at: float = 0.0  # the latest try's
     refused_by: int = 0  # nameservers that answered SERVFAIL, REFUSED and the like
 
 
 class BatchResolver:
     """Resolves many domains' MX records at once over UDP, falling back to TCP when truncated.
 
-    Each try waits `timeout` seconds for an answer, then the query goes to the next
-    nameserver, until `lifetime` seconds have passed since the domain's first try;
-    SERVFAIL and other refusals also move on to the next nameserver. Sockets are
+    Each try waits for an answer up to the retry timeout the answers so far suggest (at most
+    `timeout` seconds), then the query is asked again, of the next nameserver in turn (the
+    same one when there is one), until `lifetime` seconds have passed since the domain's first
+    try; SERVFAIL and other refusals also move on to the next nameserver. Queries are paced
+    (pacing.py): a resolver that drops what it cannot answer is asked more slowly. Sockets are
     connected, so the kernel drops datagrams from anyone but the nameserver, and an
     answer counts only if its id and question match a query in flight.
     """
@@ -134,6 +139,8 @@ class BatchResolver:
         self.config = config
         specs = config.nameservers
         self.nameservers = tuple(parse_nameserver(s) for s in specs) if specs else system_nameservers()
+        now = time.monotonic()
+        self.pacer = Pacer(config.timeout, config.max_qps, refilled=now, period_start=now)
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
         batch = _Batch(self)
@@ -177,14 +184,16 @@ class _Batch:
         self.answers: dict[str, DomainAnswer] = {}
         self.truncated: list[tuple[str, int]] = []
         self.sent = 0
+        self.retries: deque[_Query] = deque()  # timed out, to be asked again
+        self.pacer = resolver.pacer
 
     def run(self, domains: list[str]) -> dict[str, DomainAnswer]:
         waiting = deque(domains)
-        while waiting or self.inflight:
-            while waiting and len(self.inflight) < self.config.concurrency:
-                domain = waiting.popleft()
-                self.send(_Query(domain, time.monotonic() + self.config.lifetime))
+        while waiting or self.retries or self.inflight:
+            paced = self.send_paced(waiting)
             wait = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
+            if paced:
+                wait = min(wait if wait is not None else paced, paced)
             for key, _ in self.selector.select(wait):
                 self.drain(*key.data)
             self.expire()
@@ -192,6 +201,17 @@ class _Batch:
             reply = self.resolver.resolve_tcp(domain, self.resolver.nameservers[nameserver])
             self.answers[domain] = self.resolver.answer(domain, reply) if reply else _failure(domain)
         return self.answers
+
+    def send_paced(self, waiting: deque[str]) -> float:
+        """Send retries, then new queries, as the window and the pace allow. Returns how long
+        until the pace allows the next one, or 0 when nothing is held back by it."""
+        now = time.monotonic()
+        while (self.retries or waiting) and len(self.inflight) < self.config.concurrency:
+            if not self.pacer.may_send(now):
+                return max(self.pacer.next_token_in(), 1e-4)
+            query = self.retries.popleft() if self.retries else _Query(waiting.popleft(), now + self.config.lifetime)
+            self.send(query)
+        return 0.0
 
     def send(self, query: _Query) -> None:
         """Send a try to the next nameserver in turn, or fail the query if its time is up."""
@@ -215,7 +235,8 @@ class _Batch:
             return
         key = (server, slot, qid)
         self.inflight[key] = query
-        heapq.heappush(self.timers, (min(now + self.config.timeout, query.deadline), self.sent, key, query))
+        query.sent_at = now
+        heapq.heappush(self.timers, (min(now + self.pacer.rto(), query.deadline), self.sent, key, query))
 
     def socket_for(self, server: int, slot: int) -> socket.socket:
         if (server, slot) in self.sockets:
@@ -245,6 +266,8 @@ class _Batch:
             if query is None or reply.question != query.domain.lower():
                 continue  # late, duplicate or forged: not an answer to anything in flight
             del self.inflight[(server, slot, reply.qid)]
+            now = time.monotonic()
+            self.pacer.on_answer(now, now - query.sent_at)
             self.receive(query, server, reply)
 
     def receive(self, query: _Query, server: int, reply: dnswire.Reply) -> None:
@@ -260,9 +283,13 @@ class _Batch:
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
             _, _, key, query = heapq.heappop(self.timers)
-            if self.inflight.get(key) is query:  # no answer in time: next nameserver, or give up
+            if self.inflight.get(key) is query:  # no answer in time: ask again (or give up)
                 del self.inflight[key]
-                self.send(query)
+                self.pacer.on_loss(now, query.sent_at)
+                if now >= query.deadline:
+                    self.answers[query.domain] = _failure(query.domain)
+                else:
+                    self.retries.append(query)
 
     def close(self) -> None:
         for sock in self.sockets.values():

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
 
-# email-validator already refuses localhost, .local, .test, .invalid, .onion, .arpa.
-# RFC 2606 reserves .example too; addresses there can never receive mail.
-_RESERVED_SUFFIXES = frozenset(SPECIAL_USE_DOMAIN_NAMES) | {"example"}
+# email-validator already refuses localhost, .local, .test, .invalid, .onion, .arpa (so
+# .home.arpa too). RFC 2606 reserves .example; RFC 9476 .alt; ICANN .internal (2024): none of
+# them is ever delegated in the public DNS, so an address there can never receive mail.
+_RESERVED_SUFFIXES = frozenset(SPECIAL_USE_DOMAIN_NAMES) | {"example", "alt", "internal", "onion", "localhost"}
 
 # The plain ASCII shape nearly every real address has. email-validator costs ~100 us
 # an address, too much for a 100,000-row file, so what this matches skips it; anything

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
-from verification.engine import lists
+from verification.engine import disposable, lists, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.syntax import Address, rough_parts
 
@@ -50,6 +50,7 @@ class Verdict:
     score: int
     checks: Checks
     did_you_mean: str | None = None
+    mail_provider: str | None = None
 
     @property
     def cache_seconds(self) -> int:
@@ -74,6 +75,7 @@ class Verdict:
             score=data["score"],
             checks=Checks(**data["checks"]),
             did_you_mean=data.get("did_you_mean"),
+            mail_provider=data.get("mail_provider"),
             validation_mode=data.get("validation_mode", "fast"),
         )
 
@@ -96,9 +98,10 @@ _OUTCOMES: dict[SubStatus | None, tuple[Status, bool, str, int]] = {
 def classify(email: str, address: Address | None, answer: DomainAnswer | None) -> Verdict:
     """Apply the rules in order. `answer` is None only when `address` is None."""
     local, domain = (address.local, address.ascii_domain) if address else rough_parts(email)
-    disposable = bool(domain) and lists.is_disposable(domain)
+    mx_hosts = answer.mx_hosts if answer is not None else ()
+    throwaway = bool(domain) and disposable.is_disposable(domain, mx_hosts)
     role = bool(local) and lists.is_role(local)
-    sub_status = _rule(address, answer, disposable=disposable, role=role)
+    sub_status = _rule(address, answer, disposable=throwaway, role=role)
     status, is_valid, confidence, score = _OUTCOMES[sub_status]
     decided_by_dns = address is not None and answer is not None and answer.status is not DomainStatus.FAILURE
     checks = Checks(
@@ -106,7 +109,7 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
         domain_valid=decided_by_dns and answer is not None and answer.exists,
         mx_found=decided_by_dns and answer is not None and answer.mx_found,
         smtp_valid=None,
-        is_disposable=disposable,
+        is_disposable=throwaway,
         is_role_based=role,
         is_catch_all=None,
         is_free_provider=bool(domain) and lists.is_free_provider(domain),
@@ -121,6 +124,7 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
         score=score,
         checks=checks,
         did_you_mean=f"{local}@{suggestion}" if suggestion else None,
+        mail_provider=providers.mail_provider(mx_hosts) if mx_hosts else None,
     )
 
 

@@ -1,0 +1,52 @@
+"""Throwaway (disposable) mail: by the domain's name, and by who receives its mail.
+
+The list (data/disposable_domains.txt) merges maintained public sources; it is rebuilt with
+`manage.py refresh_disposable_domains`. A domain is throwaway when it or a parent is on the
+list, or when one of its MX hosts (or a parent of one) is on it or is a known throwaway
+service's mail server (data/disposable_mx_hosts.txt): a new domain pointed at
+mail.mailinator.com is caught without a list update. Free providers and the reviewed
+exceptions (data/not_disposable.txt) are never throwaway, whatever a source says.
+"""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+
+from verification.engine.lists import free_providers, parent_domains, read_list
+
+
+@cache
+def disposable_domains() -> frozenset[str]:
+    return read_list("disposable_domains.txt") - never_disposable()
+
+
+@cache
+def disposable_mx_hosts() -> frozenset[str]:
+    return read_list("disposable_mx_hosts.txt")
+
+
+@cache
+def never_disposable() -> frozenset[str]:
+    return free_providers() | read_list("not_disposable.txt")
+
+
+@lru_cache(maxsize=1 << 16)  # a bulk chunk asks about the same few providers thousands of times
+def is_disposable(domain: str, mx_hosts: tuple[str, ...] = ()) -> bool:
+    if domain in never_disposable():
+        return False
+    return _listed(domain) or any(_throwaway_host(host) for host in mx_hosts)
+
+
+def _listed(name: str) -> bool:
+    listed, never = disposable_domains(), never_disposable()
+    for candidate in parent_domains(name):
+        if candidate in never:
+            return False
+        if candidate in listed:
+            return True
+    return False
+
+
+def _throwaway_host(host: str) -> bool:
+    host = host.rstrip(".").lower()
+    return host in disposable_mx_hosts() or _listed(host)
