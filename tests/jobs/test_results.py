@@ -24,7 +24,7 @@ CRM = (
     "Jane again,Acme,JANE@good.com,1\n"
     "Bad,Acme,not-an-address,0\n"
     "Free,Home,someone@gmail.com,5\n"
-    "Typo,Home,someone@gmai.com,5\n"
+    "Typo,Home,someone@gmaill.com,5\n"
 )
 
 
@@ -109,7 +109,7 @@ def test_a_file_without_header_gets_numbered_columns(owner: Persona, run_tasks: 
 def test_status_filter_keeps_only_those_statuses_in_upload_order(owner: Persona, run_tasks: RunTasks) -> None:
     job_id = finished(owner, run_tasks)
     safe = downloaded(owner, job_id, status="valid", columns="original")
-    assert [row[2] for row in safe[1:]] == ["jane@good.com", "someone@gmail.com", "someone@gmai.com"]
+    assert [row[2] for row in safe[1:]] == ["jane@good.com", "someone@gmail.com", "someone@gmaill.com"]
     both = downloaded(owner, job_id, status="risky,valid")
     assert {row[1] for row in both[1:]} == {"valid", "risky"} and both[0] == list(RESULT_COLUMNS)
 
