@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max, Min, Q
+from django.db.models import Min, Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -50,9 +50,11 @@ def chunk_pick(limit: int = 3) -> list[int]:
     first = dict(waiting.order_by().values("job_id").annotate(first=Min("index")).values_list("job_id", "first"))
     if not first:
         return []
-    jobs = Job.objects.filter(status__in=UNFINISHED).order_by().values_list("pk", "account_id", "created_at")
-    served = _last_served()
-    turn = sorted((job for job in jobs if job[0] in first), key=lambda j: (served.get(j[1]) or NEVER, j[2], j[0]))
+    jobs = list(
+        Job.objects.filter(status__in=UNFINISHED).order_by().values_list("pk", "account_id", "created_at", "served_at")
+    )
+    served = _last_served(jobs)
+    turn = sorted((job for job in jobs if job[0] in first), key=lambda j: (served.get(j[1], NEVER), j[2], j[0]))
     wanted = Q()
     for job_id, *_ in turn[:limit]:
         wanted |= Q(job_id=job_id, index=first[job_id])
@@ -61,10 +63,13 @@ def chunk_pick(limit: int = 3) -> list[int]:
     return [pk for _, pk in sorted(picked, key=lambda row: order[row[0]])]
 
 
-def _last_served() -> dict[int, datetime | None]:
-    """Per account, when any of its unfinished jobs last had a chunk claimed."""
-    rows = Job.objects.filter(status__in=UNFINISHED).order_by().values("account_id").annotate(last=Max("served_at"))
-    return {row["account_id"]: row["last"] for row in rows}
+def _last_served(jobs: list[tuple[str, int, datetime, datetime | None]]) -> dict[int, datetime]:
+    """Per account, when any of its unfinished jobs last had a chunk claimed (from the rows already read)."""
+    served: dict[int, datetime] = {}
+    for _, account_id, _, served_at in jobs:
+        if served_at is not None and served_at > served.get(account_id, NEVER):
+            served[account_id] = served_at
+    return served
 
 
 def work_waiting() -> bool:
