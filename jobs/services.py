@@ -33,7 +33,7 @@ from jobs.callbacks import callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.models import Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
-from lib import metrics, outbound
+from lib import metrics, outbound, sql
 from lib.errors import DomainError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
@@ -232,6 +232,7 @@ def chunk_run_next(*, budget: float) -> int:
             return ran  # nothing waiting, or every pick taken by other workers, which go on
         _process(chunk)
         ran += 1
+        sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
         os.sched_yield()  # let the web in between chunks
     if scheduling.work_waiting():
         scheduling.work_enqueue(1)

@@ -11,6 +11,8 @@ from django.utils import timezone
 from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
 
+SQLITE_WRITE_BATCH = 200
+
 
 class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
     # Hand-written (lib/sql.py): every verification reads here, and a bulk chunk reads and
@@ -48,22 +50,11 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
             " ON CONFLICT (domain) DO UPDATE SET status = excluded.status, mx_hosts = excluded.mx_hosts,"
             " resolved_at = excluded.resolved_at, expires_at = excluded.expires_at"
         )
+        if not sql.is_postgresql():
+            self._put_sqlite(insert + " VALUES (%s, %s, %s, %s, %s)" + upsert, cacheable, now)
+            return
         outermost = not connection.in_atomic_block
         with transaction.atomic():
-            if not sql.is_postgresql():
-                resolved_at = sql.db_datetime(now)
-                rows = [
-                    (
-                        a.domain,
-                        a.status.value,
-                        sql.db_json(list(a.mx_hosts)),
-                        resolved_at,
-                        sql.db_datetime(now + timedelta(seconds=a.ttl)),
-                    )
-                    for a in cacheable
-                ]
-                sql.execute_many(insert + " VALUES (%s, %s, %s, %s, %s)" + upsert, rows)
-                return
             if outermost:  # a cache: losing its last instant in a server crash costs a lookup, so no fsync wait
                 sql.execute("SET LOCAL synchronous_commit TO OFF", [])
             columns = [
@@ -77,6 +68,25 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
                 " FROM unnest(%s::text[], %s::text[], %s::text[], %s::int[]) AS a(d, s, m, t)" + upsert,
                 [now, now, *columns],
             )
+
+    def _put_sqlite(self, statement: str, answers: list[DomainAnswer], now: datetime) -> None:
+        # SQLite has one writer at a time: rows are built before the write lock is taken, and a
+        # bulk chunk's thousands of domains go in short transactions, so a single verification
+        # waiting for the lock waits for one batch, not the chunk (a cache: no batch needs another).
+        resolved_at = sql.db_datetime(now)
+        rows = [
+            (
+                a.domain,
+                a.status.value,
+                sql.db_json(list(a.mx_hosts)),
+                resolved_at,
+                sql.db_datetime(now + timedelta(seconds=a.ttl)),
+            )
+            for a in answers
+        ]
+        for batch in _batches(rows, SQLITE_WRITE_BATCH):
+            with transaction.atomic():
+                sql.execute_many(statement, batch)
 
 
 class DomainRecord(models.Model):
@@ -98,7 +108,7 @@ def _seconds_left(expires_at: datetime, now: datetime) -> int:
     return max(0, int((expires_at - now).total_seconds()))
 
 
-def _batches(items: list[str], size: int) -> Iterator[list[str]]:
+def _batches[T](items: list[T], size: int) -> Iterator[list[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
