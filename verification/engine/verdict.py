@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
@@ -104,15 +105,13 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
     sub_status = _rule(address, answer, disposable=throwaway, role=role)
     status, is_valid, confidence, score = _OUTCOMES[sub_status]
     decided_by_dns = address is not None and answer is not None and answer.status is not DomainStatus.FAILURE
-    checks = Checks(
-        syntax_valid=address is not None,
-        domain_valid=decided_by_dns and answer is not None and answer.exists,
-        mx_found=decided_by_dns and answer is not None and answer.mx_found,
-        smtp_valid=None,
-        is_disposable=throwaway,
-        is_role_based=role,
-        is_catch_all=None,
-        is_free_provider=bool(domain) and lists.is_free_provider(domain),
+    checks = _checks(
+        address is not None,
+        decided_by_dns and answer is not None and answer.exists,
+        decided_by_dns and answer is not None and answer.mx_found,
+        throwaway,
+        role,
+        bool(domain) and lists.is_free_provider(domain),
     )
     suggestion = lists.suggest_domain(domain) if domain else None
     return Verdict(
@@ -125,6 +124,21 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
         checks=checks,
         did_you_mean=f"{local}@{suggestion}" if suggestion else None,
         mail_provider=providers.mail_provider(mx_hosts) if mx_hosts else None,
+    )
+
+
+@functools.cache
+def _checks(syntax_valid: bool, domain_valid: bool, mx_found: bool, disposable: bool, role: bool, free: bool) -> Checks:
+    """Checks are immutable and only 64 differ: one object each, rather than one built per row."""
+    return Checks(
+        syntax_valid=syntax_valid,
+        domain_valid=domain_valid,
+        mx_found=mx_found,
+        smtp_valid=None,
+        is_disposable=disposable,
+        is_role_based=role,
+        is_catch_all=None,
+        is_free_provider=free,
     )
 
 
