@@ -93,6 +93,7 @@ def _one_job(
     if callback.body.get("status") != "completed":
         errors.append(f"job ended {callback.body.get('status')}: {callback.body}")
     result_rows = _result_rows(stack, account, job_id)
+    stored = _stored(stack, job_id)
     if result_rows != data.unique:
         errors.append(f"RESULT FILE HAS {result_rows} ROWS, EXPECTED {data.unique} (unique addresses)")
     rows = len(data.rows)
@@ -120,9 +121,28 @@ def _one_job(
             "unique_rows": data.unique,
             "result_rows": result_rows,
             "callback": callback.body,
+            **stored,
         },
         errors=errors,
     )
+
+
+def _stored(stack: Stack, job_id: str, settle: float = 15.0) -> dict[str, Any]:
+    """The job's files once the worker has tidied up (CONTRACT section 9): what is kept, and any
+    input or part file still there after `settle` seconds (there should be none)."""
+    folder = stack.tmp / "media" / "jobs" / job_id
+    deadline = time.monotonic() + settle
+    while True:
+        files = [path for path in folder.rglob("*") if path.is_file()]
+        leftovers = [path for path in files if path.relative_to(folder).parts[0] in ("input", "parts")]
+        if not leftovers or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    return {
+        "stored_mb": sum(path.stat().st_size for path in files) / 1e6,
+        "stored_files": sorted(str(path.relative_to(folder)).split("-")[0] for path in files),
+        "leftover_files": len(leftovers),
+    }
 
 
 def _wait(stack: Stack, account: Account, receiver: Receiver, job_id: str) -> Any:

@@ -66,6 +66,7 @@ def targets(results: list[Measurement]) -> list[Target]:
         out.append(_ratio(f"bulk ({label}) ≥ 50% of engine throughput", bulk, engine, 0.5, "rows/s"))
         out.append(_ratio(f"bulk ({label}) ≥ 10× peer throughput", bulk, peer, 10.0, "rows/s"))
         out.append(_worker_memory(label, bulk))
+        out.append(_storage(label, bulk))
     upload = _find(results, "upload")
     out.append(
         Target(
@@ -180,6 +181,15 @@ def _worker_memory(label: str, bulk: Measurement | None) -> Target:
     at = f" (run at {bulk.count:,} rows)" if bulk.count != 100_000 else ""
     return Target(name, f"{peak:.0f} MiB{at}", "300 MB", peak * 1.048576 <= 300 if not at else None, peak * 1.048576,
                   at_most=300)  # fmt: skip
+
+
+def _storage(label: str, bulk: Measurement | None) -> Target:
+    name = f"bulk ({label}): after the job only its result files are stored"
+    if bulk is None or "leftover_files" not in bulk.extra:
+        return Target(name, "-", "-", None)
+    left, stored = bulk.extra["leftover_files"], bulk.extra["stored_mb"]
+    shown = f"{stored:.1f} MB in {len(bulk.extra['stored_files'])} files, {left} input/part files left"
+    return Target(name, shown, "0 left", left == 0, left, at_most=0)
 
 
 def _scaling(results: list[Measurement]) -> Target:
