@@ -42,11 +42,16 @@ class CallbackBody(TypedDict):
 
 
 def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
-    """Record the event and send it once the caller's transaction commits."""
+    """Record the event and queue its first attempt once the caller's transaction commits.
+
+    A worker that has just completed a job makes that attempt itself at once (`callback_attempt`
+    with `number=1`): queued, it would wait behind the bulk tasks ahead of it. The queued task is
+    the safety net if the worker dies first, and does nothing once the attempt is made.
+    """
     if not job.callback_url:
         return None
     delivery = CallbackDelivery.objects.create(job=job, event=event, url=job.callback_url)
-    transaction.on_commit(lambda: async_task("jobs.tasks.deliver_callback", delivery.pk))
+    transaction.on_commit(lambda: async_task("jobs.tasks.deliver_callback", delivery.pk, 1))
     return delivery
 
 
@@ -74,11 +79,14 @@ def retry_delay(attempt: int) -> timedelta:
     return timedelta(seconds=settings.CALLBACK_RETRY_BASE_SECONDS * settings.CALLBACK_RETRY_FACTOR ** (attempt - 1))
 
 
-def callback_attempt(*, delivery_id: int) -> CallbackAttempt | None:
-    """Make the next attempt of a pending delivery; schedule the one after if it fails."""
+def callback_attempt(*, delivery_id: int, number: int | None = None) -> CallbackAttempt | None:
+    """Make the next attempt of a pending delivery (only if it is attempt `number`, when given);
+    schedule the one after if it fails."""
     delivery = CallbackDelivery.objects.select_related("job__account").filter(pk=delivery_id).first()
     if delivery is None:
         return None  # its job was deleted
+    if number is not None and number != delivery.attempts + 1:
+        return None  # that attempt was made already
     number = delivery.attempts + 1
     if delivery.state != CallbackDelivery.State.PENDING or number > MAX_ATTEMPTS:
         return None
@@ -132,6 +140,7 @@ def _after_attempt(delivery: CallbackDelivery, number: int, ok: bool, permanent:
         schedule(
             "jobs.tasks.deliver_callback",
             delivery.pk,
+            number + 1,
             name=f"callback-{delivery.event_id}-{number + 1}",
             schedule_type=Schedule.ONCE,
             next_run=now + retry_delay(number),

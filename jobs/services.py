@@ -29,7 +29,7 @@ from django_q.tasks import async_task
 from accounts.models import Account
 from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files, scheduling
-from jobs.callbacks import callback_queue
+from jobs.callbacks import callback_attempt, callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.models import Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
@@ -352,12 +352,15 @@ def job_complete_if_done(*, job_id: str) -> bool:
         won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
             status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
         )
+        delivery = None
         if won:
-            callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
+            delivery = callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
             # After the callback: the customer's columns are joined in a task of their own, off the job's clock.
             transaction.on_commit(lambda: async_task("jobs.tasks.assemble_original", job_id))
     if not won:
         files.delete_quietly(name)
+    if delivery is not None:  # now, not behind the bulk tasks queued before it (callbacks.callback_queue)
+        callback_attempt(delivery_id=delivery.pk, number=1)
     return bool(won)
 
 

@@ -44,8 +44,9 @@ def requeue_stale_chunks() -> int:
     return chunks_requeue_stale()
 
 
-def deliver_callback(delivery_id: int) -> None:
-    callback_attempt(delivery_id=delivery_id)
+def deliver_callback(delivery_id: int, number: int | None = None) -> None:
+    """Attempt `number` of a delivery (None: the next; schedules made before numbering pass none)."""
+    callback_attempt(delivery_id=delivery_id, number=number)
 
 
 def sweep_orphan_uploads() -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import time_machine
 from django.utils import timezone
-from django_q.models import Schedule
+from django_q.models import OrmQ, Schedule
 
 from docs.verify_signature import verify_signature
 from jobs import tasks
@@ -135,3 +135,20 @@ def test_delivery_to_an_address_that_turned_private_is_refused_without_retry(
     assert delivery.state == "failed"
     assert receiver.received == []
     assert CallbackAttempt.objects.get(delivery=delivery, number=2).error.startswith("Refused:")
+
+
+def test_the_worker_completing_a_job_sends_its_callback_at_once(
+    owner: Persona, receiver: Receiver, django_capture_on_commit_callbacks: Any
+) -> None:
+    # django-q2 as in production: what is queued waits in the broker, as behind other customers' bulk tasks.
+    with django_capture_on_commit_callbacks(execute=True):
+        job_id = upload(owner, b"a@good.com\n", callback_url=receiver.url).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.run_next_chunk()
+    assert [r.json()["event"] for r in receiver.received] == ["bulk.completed"]
+    delivery = CallbackDelivery.objects.get(job_id=job_id)
+    queued = [task for task in OrmQ.objects.all() if task.func() == "jobs.tasks.deliver_callback"]
+    assert [task.args() for task in queued] == [(delivery.pk, 1)]  # the safety net, should the worker die first
+    tasks.deliver_callback(*queued[0].args())  # run later, it finds attempt 1 made
+    assert len(receiver.received) == 1
+    assert list(CallbackAttempt.objects.filter(delivery=delivery).values_list("number", "status_code")) == [(1, 200)]
