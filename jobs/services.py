@@ -277,8 +277,12 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
     """Take the chunk's lease (pending, or running with an expired lease) and its credits."""
     now = timezone.now()
     lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    # The chunk's own conditions stay on the UPDATE itself, not in a subquery (as a join with the
+    # job would put them): PostgreSQL re-checks only those after waiting for a row another worker
+    # was claiming, so each waiter would claim the chunk again.
+    unfinished_jobs = Job.objects.filter(status__in=UNFINISHED).values("pk")
     with transaction.atomic():
-        won = Chunk.objects.filter(scheduling.claimable(now), pk=chunk_id, job__status__in=UNFINISHED).update(
+        won = Chunk.objects.filter(scheduling.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs).update(
             state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
         )
         if not won:

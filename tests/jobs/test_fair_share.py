@@ -15,6 +15,8 @@ from jobs.models import Chunk, Job
 from jobs.services import chunk_claim, chunk_run_next
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks, upload
+from tests.support.db import committed_db
+from tests.support.threads import run_at_once
 
 
 @pytest.fixture(autouse=True)
@@ -109,3 +111,17 @@ def test_waiting_work_whose_tasks_were_all_lost_is_queued_again(
     with time_machine.travel(later):
         assert tasks.requeue_stale_chunks() == 2
     assert OrmQ.objects.count() == 2
+
+
+@committed_db
+def test_workers_picking_the_same_chunk_at_once_claim_it_once() -> None:
+    # Every idle worker picks the fairest chunk, so several claim the same one at the same instant.
+    # (On PostgreSQL an UPDATE whose conditions sat in a subquery re-checked none of them after
+    # waiting for the row: each waiter claimed it again, and four claims failed the job.)
+    persona = make_persona(plan_code="starter", credits=100)
+    job_id = upload(persona, rows(2, "race")).json()["id"]
+    (chunk_id,) = Chunk.objects.filter(job_id=job_id).values_list("pk", flat=True)
+    claims = run_at_once(4, lambda: chunk_claim(chunk_id=chunk_id))
+    assert sum(claim is not None for claim in claims) == 1
+    assert Chunk.objects.get(pk=chunk_id).attempts == 1
+    assert Job.objects.get(pk=job_id).status == Job.Status.PROCESSING
