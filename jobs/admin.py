@@ -1,37 +1,12 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
 from jobs.services import job_cancel, job_retry
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Jobs and deliveries are written by the service only; staff look, they do not edit."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+from lib.admin import ReadOnlyAdmin, ReadOnlyInline
 
 
 class ChunkInline(ReadOnlyInline):
