@@ -1,42 +1,37 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.generic.base import View
 
 from accounts import views
+
+# Django's own password views, at our addresses and with our templates (accounts/<template>.html).
+PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
+    # (route, view, URL name, template)
+    ("password/change", auth_views.PasswordChangeView, "password_change", "password_change"),
+    ("password/change/done", auth_views.PasswordChangeDoneView, "password_change_done", "password_change_done"),
+    ("password/reset", auth_views.PasswordResetView, "password_reset", "password_reset"),
+    ("password/reset/sent", auth_views.PasswordResetDoneView, "password_reset_done", "password_reset_sent"),
+    (
+        "password/reset/<uidb64>/<token>",
+        auth_views.PasswordResetConfirmView,
+        "password_reset_confirm",
+        "password_reset_confirm",
+    ),
+    ("password/reset/done", auth_views.PasswordResetCompleteView, "password_reset_complete", "password_reset_complete"),
+]
 
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("signup", views.signup, name="signup"),
     path("login", views.LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
-    path(
-        "password/change",
-        auth_views.PasswordChangeView.as_view(template_name="accounts/password_change.html"),
-        name="password_change",
-    ),
-    path(
-        "password/change/done",
-        auth_views.PasswordChangeDoneView.as_view(template_name="accounts/password_change_done.html"),
-        name="password_change_done",
-    ),
-    path(
-        "password/reset",
-        auth_views.PasswordResetView.as_view(template_name="accounts/password_reset.html"),
-        name="password_reset",
-    ),
-    path(
-        "password/reset/sent",
-        auth_views.PasswordResetDoneView.as_view(template_name="accounts/password_reset_sent.html"),
-        name="password_reset_done",
-    ),
-    path(
-        "password/reset/<uidb64>/<token>",
-        auth_views.PasswordResetConfirmView.as_view(template_name="accounts/password_reset_confirm.html"),
-        name="password_reset_confirm",
-    ),
-    path(
-        "password/reset/done",
-        auth_views.PasswordResetCompleteView.as_view(template_name="accounts/password_reset_complete.html"),
-        name="password_reset_complete",
+    *(
+        path(route, view.as_view(template_name=f"accounts/{template}.html"), name=name)
+        for route, view, name, template in PASSWORD_PAGES
     ),
     path("dashboard", views.dashboard, name="dashboard"),
     path("keys", views.keys, name="keys"),
