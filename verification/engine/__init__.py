@@ -15,7 +15,7 @@ from verification.engine.verdict import Checks, Status, SubStatus, Verdict
 
 # Issue 13's comparison only: VERIFIER_DNS_IMPL=cares runs everything (tests, bench, service) on c-ares.
 if os.environ.get("VERIFIER_DNS_IMPL") == "cares":
-    from verification.engine.cares import CaresResolver as BatchResolver  # type: ignore[assignment]
+    from verification.engine.cares import CaresResolver as BatchResolver
 
 __all__ = [
     "BatchResolver",

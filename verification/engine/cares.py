@@ -113,8 +113,8 @@ class _CaresBatch:
 
     def process(self, events: list[tuple[selectors.SelectorKey, int]]) -> None:
         for key, mask in events:
-            fd = key.fd
-            key.data.process_fd(fd if mask & selectors.EVENT_READ else _BAD, fd if mask & selectors.EVENT_WRITE else _BAD)
+            read, write = mask & selectors.EVENT_READ, mask & selectors.EVENT_WRITE
+            key.data.process_fd(key.fd if read else _BAD, key.fd if write else _BAD)
         if not events:  # c-ares's own timers
             for each in self.channels:
                 each.process_fd(_BAD, _BAD)
