@@ -135,9 +135,7 @@ def fairness_runs(args: argparse.Namespace) -> None:
                 os.environ["VERIFIER_DNS_IMPL"] = name
                 small, big = fairness.run_fairness(dns.address, args.rows)
                 runs.append(big.rate)
-                print(
-                    f"round {round_ + 1} {name:5} {big.rate:8.0f} rows/s, small job {small.seconds:.2f} s, load {_load()}"
-                )
+                print(f"round {round_ + 1} {name:5} {big.rate:8.0f} rows/s, small job {small.seconds:.2f} s")
     print(f"load average after: {_load()}")
     for name, runs in rates.items():
         print(f"{name:5} aggregate rows/s {_spread(runs)}")
