@@ -14,8 +14,8 @@ each on domains of its own so nothing is answered from a cache. CPU is this proc
 (time.process_time: every thread, c-ares's included); the DNS server's is not counted.
 
 `--bulk`: instead, the `bulk` scenario's SQLite job (bench/bulk.py: a fresh stack, upload to
-callback) with the service on each resolver in turn (VERIFIER_DNS_IMPL=ours|cares in the
-stack's environment), interleaved the same way; wall seconds from upload to callback, and the
+callback) with the service on each resolver in turn (the c-ares stacks run with
+bench/cares_settings.py), interleaved the same way; wall seconds from upload to callback, and the
 CPU seconds of the stack's qcluster processes. `--engine`: the `engine` scenario (bench/engine.py,
 in-process, no database) on each resolver in turn. `--fairness`: the `fairness` scenario's five
 big jobs at once on one qcluster (CPU-bound), their aggregate rows/s.
@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 
 from bench import bulk, engine, fairness
+from bench.cares_resolver import CaresResolver
 from bench.data import generate
 from bench.dnsd import start_dns
 from bench.procs import Processes, group_members
 from bench.stack import Stack
-from verification.engine.cares import CaresResolver
 from verification.engine.dns import BatchResolver, DomainStatus, ResolverConfig
 
 BATCH = 2000
@@ -58,10 +58,16 @@ def one_run(resolver: BatchResolver, names: list[str]) -> tuple[float, float, in
 
 
 WORKER_CPU: list[float] = []  # CPU seconds of every qcluster process, one entry per bulk stack
+SETTINGS = {"ours": "config.settings", "cares": "bench.cares_settings"}
 
 
 class _CpuStack(Stack):
-    """A bulk stack that notes its qcluster processes' CPU time before it stops them."""
+    """A bulk stack on the resolver named in VERIFIER_BENCH_RESOLVER, noting its qcluster
+    processes' CPU time before it stops them."""
+
+    def __post_init__(self) -> None:
+        self.settings_module = SETTINGS[os.environ.get("VERIFIER_BENCH_RESOLVER", "ours")]
+        super().__post_init__()
 
     def close(self) -> None:
         WORKER_CPU.append(sum(_cpu_seconds(pid) for worker in self.workers for pid in group_members(worker.pid)))
@@ -77,7 +83,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def bulk_jobs(args: argparse.Namespace) -> None:
-    bulk.Stack = _CpuStack  # type: ignore[misc]
+    bulk.Stack = fairness.Stack = _CpuStack  # type: ignore[misc]
     data = generate(args.rows)
     print(f"{len(data.rows):,} rows ({data.unique:,} unique); load average before: {_load()}")
     seconds: dict[str, list[float]] = {"ours": [], "cares": []}
@@ -86,7 +92,7 @@ def bulk_jobs(args: argparse.Namespace) -> None:
         dns = start_dns(processes, args.delay_ms)
         for round_ in range(args.rounds):
             for name, runs in seconds.items():
-                os.environ["VERIFIER_DNS_IMPL"] = name  # the stack's processes inherit it
+                os.environ["VERIFIER_BENCH_RESOLVER"] = name
                 measurement = bulk.run(data, dns.address, bulk.SQLITE)[0]
                 runs.append(measurement.seconds)
                 cpu[name].append(WORKER_CPU[-1])
@@ -126,13 +132,14 @@ def engine_runs(args: argparse.Namespace) -> None:
 
 
 def fairness_runs(args: argparse.Namespace) -> None:
+    bulk.Stack = fairness.Stack = _CpuStack  # type: ignore[misc]
     print(f"load average before: {_load()}")
     rates: dict[str, list[float]] = {"ours": [], "cares": []}
     with Processes(dict(os.environ)) as processes:
         dns = start_dns(processes, args.delay_ms)
         for round_ in range(args.rounds):
             for name, runs in rates.items():
-                os.environ["VERIFIER_DNS_IMPL"] = name
+                os.environ["VERIFIER_BENCH_RESOLVER"] = name
                 small, big = fairness.run_fairness(dns.address, args.rows)
                 runs.append(big.rate)
                 print(f"round {round_ + 1} {name:5} {big.rate:8.0f} rows/s, small job {small.seconds:.2f} s")

@@ -7,15 +7,9 @@ worker share every rule here and tests can point it at a loopback server.
 
 from __future__ import annotations
 
-import os
-
 from verification.engine.core import verify_many, verify_one
 from verification.engine.dns import BatchResolver, DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
 from verification.engine.verdict import Checks, Status, SubStatus, Verdict
-
-# Issue 13's comparison only: VERIFIER_DNS_IMPL=cares runs everything (tests, bench, service) on c-ares.
-if os.environ.get("VERIFIER_DNS_IMPL") == "cares":
-    from verification.engine.cares import CaresResolver as BatchResolver
 
 __all__ = [
     "BatchResolver",

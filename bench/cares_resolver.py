@@ -1,6 +1,7 @@
-"""The MX lookups of dns.py over c-ares (pycares), for the comparison of issue 13.
+"""The engine's MX lookups over c-ares (pycares): the bench's side of the comparison of issue 13.
 
-Same interface and the same semantics as :class:`~verification.engine.dns.BatchResolver`:
+Not used by the service (verification/engine/dns.py says why); bench/resolvers.py runs it
+against ours. Same interface and the same semantics as :class:`~verification.engine.dns.BatchResolver`:
 each try is one c-ares query to one nameserver (one channel per nameserver, `tries=1`), and
 this module, not c-ares, decides when a try is lost (the pacer's retry timeout), when and where
 it is asked again (the next nameserver in turn, within the lookup's lifetime) and how fast
