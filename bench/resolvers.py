@@ -27,11 +27,14 @@ import argparse
 import os
 import statistics
 import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import count
 from pathlib import Path
 
 from bench import bulk, engine, fairness
 from bench.cares_resolver import CaresResolver
-from bench.data import generate
+from bench.data import Dataset, generate
 from bench.dnsd import start_dns
 from bench.procs import Processes, group_members
 from bench.stack import Stack
@@ -58,7 +61,7 @@ def one_run(resolver: BatchResolver, names: list[str]) -> tuple[float, float, in
 
 
 WORKER_CPU: list[float] = []  # CPU seconds of every qcluster process, one entry per bulk stack
-SETTINGS = {"ours": "config.settings", "cares": "bench.cares_settings"}
+SETTINGS = {"ours": "config.settings", "c-ares": "bench.cares_settings"}
 
 
 class _CpuStack(Stack):
@@ -82,75 +85,64 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def bulk_jobs(args: argparse.Namespace) -> None:
-    bulk.Stack = fairness.Stack = _CpuStack  # type: ignore[misc]
-    data = generate(args.rows)
-    print(f"{len(data.rows):,} rows ({data.unique:,} unique); load average before: {_load()}")
-    seconds: dict[str, list[float]] = {"ours": [], "cares": []}
-    cpu: dict[str, list[float]] = {"ours": [], "cares": []}
+Figures = dict[str, float]
+
+
+def interleaved(args: argparse.Namespace, label: str, measure: Callable[[str, str], Figures]) -> None:
+    """`measure(resolver name, DNS address)` for ours then c-ares, `--rounds` times; then each
+    figure's median (min, max) per resolver and the ratio of the medians."""
+    print(f"{label}; load average before: {_load()}")
+    runs: dict[str, list[Figures]] = {name: [] for name in IMPLEMENTATIONS}
     with Processes(dict(os.environ)) as processes:
         dns = start_dns(processes, args.delay_ms)
         for round_ in range(args.rounds):
-            for name, runs in seconds.items():
-                os.environ["VERIFIER_BENCH_RESOLVER"] = name
-                measurement = bulk.run(data, dns.address, bulk.SQLITE)[0]
-                runs.append(measurement.seconds)
-                cpu[name].append(WORKER_CPU[-1])
-                errors = "; ".join(measurement.errors) or "ok"
-                print(
-                    f"round {round_ + 1} {name:5} {measurement.seconds:6.2f} s, qcluster CPU {WORKER_CPU[-1]:5.2f} s, "
-                    f"load {_load()}  {errors}"
-                )
+            for name, done in runs.items():
+                done.append(measure(name, dns.address))
+                shown = ", ".join(f"{key} {value:.2f}" for key, value in done[-1].items())
+                print(f"round {round_ + 1} {name:7} {shown}  (load {_load()})")
     print(f"load average after: {_load()}")
-    for name, runs in seconds.items():
-        print(f"{name:5} end-to-end s {_spread(runs)}; qcluster CPU s {_spread(cpu[name])}")
-    for label, figures in (("end-to-end", seconds), ("qcluster CPU", cpu)):
-        ratio = statistics.median(figures["cares"]) / statistics.median(figures["ours"])
-        print(f"c-ares / ours, {label} (medians): {ratio:.3f}")
+    for key in runs["ours"][0]:
+        medians = {}
+        for name, done in runs.items():
+            values = [figures[key] for figures in done]
+            medians[name] = statistics.median(values)
+            spread = f"min {min(values):.2f}, max {max(values):.2f}, n={len(values)}"
+            print(f"{key}, {name:7} median {medians[name]:.2f} ({spread})")
+        if medians["ours"]:
+            print(f"{key}, c-ares / ours (medians): {medians['c-ares'] / medians['ours']:.3f}")
 
 
-def engine_runs(args: argparse.Namespace) -> None:
-    data = generate(args.rows)
-    print(f"{len(data.rows):,} rows ({data.unique:,} unique); load average before: {_load()}")
-    seconds: dict[str, list[float]] = {name: [] for name in IMPLEMENTATIONS}
-    cpu: dict[str, list[float]] = {name: [] for name in IMPLEMENTATIONS}
-    with Processes(dict(os.environ)) as processes:
-        dns = start_dns(processes, args.delay_ms)
-        for round_ in range(args.rounds):
-            for name, cls in IMPLEMENTATIONS.items():
-                engine.BatchResolver = cls  # type: ignore[misc]
-                started = time.process_time()
-                measurement = engine.run(data, dns.address)
-                seconds[name].append(measurement.seconds)
-                cpu[name].append(time.process_time() - started)
-                errors = "; ".join(measurement.errors) or "ok"
-                print(f"round {round_ + 1} {name:7} {measurement.seconds:5.2f} s, CPU {cpu[name][-1]:5.2f} s  {errors}")
-    print(f"load average after: {_load()}")
-    for name, runs in seconds.items():
-        print(f"{name:7} seconds {_spread(runs)}; CPU s {_spread(cpu[name])}")
-    print(f"c-ares / ours (medians): {statistics.median(seconds['c-ares']) / statistics.median(seconds['ours']):.3f}")
+def bulk_job(data: Dataset, name: str, dns_address: str) -> Figures:
+    os.environ["VERIFIER_BENCH_RESOLVER"] = name  # read by _CpuStack
+    measurement = bulk.run(data, dns_address, bulk.SQLITE)[0]
+    if measurement.errors:
+        print("!!!", "; ".join(measurement.errors))
+    return {"end-to-end s": measurement.seconds, "qcluster CPU s": WORKER_CPU[-1]}
 
 
-def fairness_runs(args: argparse.Namespace) -> None:
-    bulk.Stack = fairness.Stack = _CpuStack  # type: ignore[misc]
-    print(f"load average before: {_load()}")
-    rates: dict[str, list[float]] = {"ours": [], "cares": []}
-    with Processes(dict(os.environ)) as processes:
-        dns = start_dns(processes, args.delay_ms)
-        for round_ in range(args.rounds):
-            for name, runs in rates.items():
-                os.environ["VERIFIER_BENCH_RESOLVER"] = name
-                small, big = fairness.run_fairness(dns.address, args.rows)
-                runs.append(big.rate)
-                print(f"round {round_ + 1} {name:5} {big.rate:8.0f} rows/s, small job {small.seconds:.2f} s")
-    print(f"load average after: {_load()}")
-    for name, runs in rates.items():
-        print(f"{name:5} aggregate rows/s {_spread(runs)}")
-    print(f"c-ares / ours (medians): {statistics.median(rates['cares']) / statistics.median(rates['ours']):.3f}")
+def engine_run(data: Dataset, name: str, dns_address: str) -> Figures:
+    engine.BatchResolver = IMPLEMENTATIONS[name]  # type: ignore[misc]
+    started = time.process_time()
+    measurement = engine.run(data, dns_address)
+    if measurement.errors:
+        print("!!!", "; ".join(measurement.errors))
+    return {"seconds": measurement.seconds, "CPU s": time.process_time() - started}
 
 
-def _spread(values: list[float]) -> str:
-    return f"median {statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f}, n={len(values)})"
+def fairness_run(rows: int, name: str, dns_address: str) -> Figures:
+    os.environ["VERIFIER_BENCH_RESOLVER"] = name
+    small, big = fairness.run_fairness(dns_address, rows)
+    return {"aggregate rows/s": big.rate, "small job s": small.seconds}
+
+
+def queries_run(
+    domain_count: int, resolvers: dict[str, BatchResolver], runs: Iterator[int], name: str, dns_address: str
+) -> Figures:
+    if name not in resolvers:  # one resolver per implementation, warmed up: imports, sockets, the pacer's RTT
+        resolvers[name] = IMPLEMENTATIONS[name](ResolverConfig(nameservers=(dns_address,)))
+        one_run(resolvers[name], domains(-1, name, BATCH))
+    cpu, wall, failures = one_run(resolvers[name], domains(next(runs), name, domain_count))
+    return {"CPU µs/query": cpu * 1e6 / domain_count, "wall s": wall, "failures": failures}
 
 
 def _load() -> str:
@@ -167,35 +159,15 @@ def main() -> None:
     parser.add_argument("--engine", action="store_true", help="time the engine scenario instead")
     parser.add_argument("--fairness", action="store_true", help="time the fairness scenario's five jobs instead")
     args = parser.parse_args()
-    if args.bulk:
-        return bulk_jobs(args)
-    if args.engine:
-        return engine_runs(args)
+    bulk.Stack = fairness.Stack = _CpuStack  # type: ignore[misc]
+    if args.bulk or args.engine:
+        data = generate(args.rows)
+        label = f"{len(data.rows):,} rows ({data.unique:,} unique)"
+        return interleaved(args, label, partial(bulk_job if args.bulk else engine_run, data))
     if args.fairness:
-        return fairness_runs(args)
-    print(f"load average before: {os.getloadavg()}")
-    results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in IMPLEMENTATIONS}
-    with Processes(dict(os.environ)) as processes:
-        dns = start_dns(processes, args.delay_ms)
-        config = ResolverConfig(nameservers=(dns.address,))
-        resolvers = {name: cls(config) for name, cls in IMPLEMENTATIONS.items()}
-        for name, resolver in resolvers.items():  # warm-up: imports, first sockets, the pacer's RTT
-            one_run(resolver, domains(-1, name, BATCH))
-        for round_ in range(args.rounds):
-            for name, resolver in resolvers.items():
-                cpu, wall, failures = one_run(resolver, domains(round_, name, args.domains))
-                results[name].append((cpu, wall, failures))
-                print(f"round {round_ + 1} {name:7} cpu {cpu * 1e6 / args.domains:6.1f} µs/query  wall {wall:5.2f} s")
-    print(f"load average after: {os.getloadavg()}")
-    for name, runs in results.items():
-        per_query = [c * 1e6 / args.domains for c, _, _ in runs]
-        walls = [w for _, w, _ in runs]
-        print(
-            f"{name:7} CPU µs/query median {statistics.median(per_query):.1f} "
-            f"(min {min(per_query):.1f}, max {max(per_query):.1f}); "
-            f"wall s median {statistics.median(walls):.2f} (min {min(walls):.2f}, max {max(walls):.2f}); "
-            f"failures {sum(f for _, _, f in runs)}"
-        )
+        return interleaved(args, f"five jobs of {args.rows:,} rows", partial(fairness_run, args.rows))
+    resolvers: dict[str, BatchResolver] = {}
+    interleaved(args, f"{args.domains:,} domains a run", partial(queries_run, args.domains, resolvers, count()))
 
 
 if __name__ == "__main__":
