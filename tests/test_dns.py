@@ -98,8 +98,12 @@ def test_ttl_is_kept_within_the_bounds(resolve, dns_server: DnsServer) -> None:
     assert (answers["short.com"].ttl, answers["long.com"].ttl) == (60, 6 * 3600)
 
 
-def test_negative_ttl_comes_from_the_soa(resolve) -> None:
-    assert resolve("nowhere-at-all.com")["nowhere-at-all.com"].ttl == 300
+def test_negative_ttl_comes_from_the_soa(resolve, dns_server: DnsServer) -> None:
+    # Not the 300 s default: min(the SOA record's TTL, its MINIMUM field of 300), RFC 2308.
+    dns_server.set("gone-for-now.com", Behaviour("nxdomain", negative_ttl=120))
+    dns_server.set("no-mail-for-now.com", Behaviour("a_only", negative_ttl=90))
+    answers = resolve("gone-for-now.com", "no-mail-for-now.com")
+    assert (answers["gone-for-now.com"].ttl, answers["no-mail-for-now.com"].ttl) == (120, 90)
 
 
 def test_failures_are_not_cacheable(resolve) -> None:
