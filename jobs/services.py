@@ -32,7 +32,7 @@ from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
-from jobs.models import Chunk, Job, new_job_id
+from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
 from lib import metrics, outbound, sql
 from lib.errors import DomainError
@@ -341,6 +341,7 @@ def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
     counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
     counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
     counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
+    counts.update(MAIL_PROVIDER_PREFIX + verdict.mail_provider for verdict in verdicts if verdict.mail_provider)
     job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
     job.breakdown = dict(Counter(job.breakdown) + counts)
     job.save(update_fields=["breakdown"])

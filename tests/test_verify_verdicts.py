@@ -188,5 +188,5 @@ def test_did_you_mean_is_null_for_real_providers_and_other_domains(owner: Person
 
 
 def test_did_you_mean_does_not_change_the_verdict(owner: Persona) -> None:
-    body = owner.verify("jane@gmaill.com").json()  # gmaill.com has MX on the loopback zone
+    body = owner.verify("jane@gmsil.com").json()  # gmsil.com has MX on the loopback zone
     assert (body["status"], body["did_you_mean"]) == ("valid", "jane@gmail.com")
