@@ -122,3 +122,11 @@ def test_api_judges_the_listed_throwaway_services_disposable(
 def test_api_judges_a_company_on_yandex_mail_hosting_valid(owner: Persona, dns_server: DnsServer) -> None:
     dns_server.set("acme-widgets.com", MX("mx.yandex.net"))
     assert owner.verify("jane@acme-widgets.com").json()["status"] == "valid"
+
+
+def test_api_judges_by_the_cached_mx_hosts_without_asking_dns_again(owner: Persona, dns_server: DnsServer) -> None:
+    dns_server.set("fresh-burner.net", MX("mx.fresh-burner.net", "mail2.mailinator.com"))
+    assert owner.verify("ann@fresh-burner.net").json()["sub_status"] == "disposable"
+    asked = dns_server.queries
+    body = owner.verify("bob@fresh-burner.net").json()  # another address: the domain cache answers
+    assert (body["sub_status"], body["cached"], dns_server.queries) == ("disposable", False, asked)
