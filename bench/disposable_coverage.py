@@ -56,7 +56,7 @@ def legitimate_domains() -> list[str]:
 
 
 def judge_by(path: Path | None) -> Judge:
-    return Judge(None if path is None else frozenset(read_domains(path)) - disposable.never_disposable())
+    return Judge(None if path is None else frozenset(read_domains(path)))
 
 
 def coverage(first: set[str], second: set[str], judge: Judge = Judge()) -> tuple[int, float]:

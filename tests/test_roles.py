@@ -50,6 +50,12 @@ ROLES = [
     "list-request",
     "abuse",
     "hostmaster",
+    # from mixmaxhq/role-based-email-addresses, reviewed
+    "customer-success",
+    "all.staff",
+    "it_support",
+    "front-desk",
+    "human.resources",
     # German, French, Spanish, Italian, Portuguese, Dutch
     "vertrieb",
     "bestellung",
