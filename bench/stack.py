@@ -1,8 +1,9 @@
 """A fresh service stack for one benchmark: database, web (gunicorn) and qcluster processes.
 
 SQLite (a temp file, the django-q2 ORM broker) or PostgreSQL + Redis (a fresh
-``verifier_bench`` database, Redis db 13 flushed). Everything it starts is stopped, and
-its temp dir removed, when the ``with`` block ends.
+``verifier_bench`` database, Redis db 13 flushed; BENCH_PG_DB and BENCH_REDIS_URL name others,
+so that two people benchmarking on one machine do not drop each other's). Everything it starts
+is stopped, and its temp dir removed, when the ``with`` block ends.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any
 from bench.procs import PY, GroupMemory, Processes, free_port, group_memory, wait_for_port
 
 PG_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-PG_BENCH_DB = "verifier_bench"
-REDIS_BENCH_URL = "redis://127.0.0.1:6379/13"
+PG_BENCH_DB = os.environ.get("BENCH_PG_DB", "verifier_bench")
+REDIS_BENCH_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 
 
 @dataclass(frozen=True)

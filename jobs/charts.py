@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.models import BREAKDOWN_KEYS, Job
+from verification.engine.providers import PROVIDER_NAMES
 
 STATUSES = ("valid", "risky", "invalid", "unknown")
 _LABELS = {
@@ -50,6 +51,14 @@ def sub_status_segments(job: Job) -> list[Segment]:
         )
         for key in BREAKDOWN_KEYS
     ]
+
+
+def mail_provider_segments(job: Job) -> list[Segment]:
+    """The providers that run some of the rows' mail, most rows first, then the rest as one."""
+    counts = sorted(((n, key) for key, n in job.mail_provider_counts.items() if n), key=lambda c: -c[0])
+    segments = [Segment(key, PROVIDER_NAMES[key], n, _percent(n, job.processed), 0.0) for n, key in counts]
+    rest = job.processed - sum(n for n, _ in counts)
+    return [*segments, Segment("other", "Other or none", rest, _percent(rest, job.processed), 0.0)]
 
 
 def _percent(count: int, whole: int) -> float:

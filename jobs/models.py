@@ -8,12 +8,15 @@ from django.utils import timezone
 from lib import outbound
 from lib.tokens import random_base62
 from verification.engine import SubStatus
+from verification.engine.providers import PROVIDERS
 
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
 
 
 # The job object's `breakdown` (CONTRACT section 8): processed rows by sub_status, then two flags.
 BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean")
+# And rows by mail_provider (CONTRACT section 10), stored in the same counter as "mail_provider.<name>".
+MAIL_PROVIDER_PREFIX = "mail_provider."
 
 
 def new_job_id() -> str:
@@ -97,6 +100,11 @@ class Job(models.Model):
     def breakdown_counts(self) -> dict[str, int]:
         """Every key of the contract's breakdown, zero when none."""
         return {key: int(self.breakdown.get(key, 0)) for key in BREAKDOWN_KEYS}
+
+    @property
+    def mail_provider_counts(self) -> dict[str, int]:
+        """Processed rows by mail_provider: every provider, zero when none (rows of no known one are not counted)."""
+        return {name: int(self.breakdown.get(MAIL_PROVIDER_PREFIX + name, 0)) for name in PROVIDERS}
 
 
 class Chunk(models.Model):

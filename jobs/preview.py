@@ -49,5 +49,5 @@ def preview_of(found: AddressList, *, credits_available: int) -> Preview:
         "sample": found.addresses[:SAMPLE_SIZE],
         "credits_needed": unique,
         "credits_available": credits_available,
-        "estimated_seconds": estimated_seconds(unique),
+        "estimated_seconds": estimated_seconds(unique, addresses=found.addresses),
     }

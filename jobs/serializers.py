@@ -5,6 +5,7 @@ from rest_framework import serializers
 from jobs.downloads import result_url
 from jobs.models import BREAKDOWN_KEYS, Job
 from jobs.results import STATUSES
+from verification.engine.providers import PROVIDERS
 
 
 class BulkSubmitResponseSerializer(serializers.Serializer):
@@ -36,11 +37,23 @@ class CallbackBodySerializer(ProgressSerializer):
         return with_partial(super().get_fields(), after="status")
 
 
-class BreakdownSerializer(serializers.Serializer):
-    """Processed rows by sub_status, then rows from a free provider and rows with a suggestion."""
+class MailProviderCountsSerializer(serializers.Serializer):
+    """Processed rows by `mail_provider`, every provider, zero when none. Rows whose mail no known
+    provider runs (or whose domain was not looked up) are not counted here."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        return {key: serializers.IntegerField(min_value=0) for key in BREAKDOWN_KEYS}
+        return {name: serializers.IntegerField(min_value=0) for name in PROVIDERS}
+
+
+class BreakdownSerializer(serializers.Serializer):
+    """Processed rows by sub_status, then rows from a free provider, rows with a suggestion and
+    rows by mail provider."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        counts = {
+            key: serializers.IntegerField(min_value=0, source=f"breakdown_counts.{key}") for key in BREAKDOWN_KEYS
+        }
+        return {**counts, "mail_provider": MailProviderCountsSerializer(source="mail_provider_counts")}
 
 
 class JobSerializer(serializers.Serializer):
@@ -48,7 +61,7 @@ class JobSerializer(serializers.Serializer):
     filename = serializers.CharField(allow_null=True, help_text="The uploaded file's base name.")
     status = serializers.ChoiceField(choices=Job.Status.choices)
     progress = ProgressSerializer(source="*")
-    breakdown = BreakdownSerializer(source="breakdown_counts")
+    breakdown = BreakdownSerializer(source="*")
     result_download_url = serializers.SerializerMethodField()
     callback_url = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()

@@ -11,6 +11,7 @@ costs at most a re-run of one chunk, never a second charge.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections import Counter
@@ -31,14 +32,15 @@ from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
-from jobs.models import Chunk, Job, new_job_id
+from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
 from lib import metrics, outbound, sql
 from lib.errors import DomainError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
 from verification.engine.core import with_second_chance
-from verification.models import IdempotencyRecord
+from verification.engine.syntax import parse
+from verification.models import DomainRecord, IdempotencyRecord
 from verification.resolver import domain_lookup
 
 logger = logging.getLogger(__name__)
@@ -184,7 +186,7 @@ def job_create(
                 columns=found.columns,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-            submission = Submission(job, estimated_seconds(job.total))
+            submission = Submission(job, estimated_seconds(job.total, addresses=found.addresses))
             if idempotency is not None:
                 idempotency.complete(status=202, body=render_json(submission.receipt()), headers=receipt_headers(job))
             tasks = scheduling.work_for_new_job(job.chunks.count())
@@ -339,6 +341,7 @@ def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
     counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
     counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
     counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
+    counts.update(MAIL_PROVIDER_PREFIX + verdict.mail_provider for verdict in verdicts if verdict.mail_provider)
     job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
     job.breakdown = dict(Counter(job.breakdown) + counts)
     job.save(update_fields=["breakdown"])
@@ -445,12 +448,17 @@ RECENT_JOBS = 20
 THROUGHPUT_MIN_ROWS = 1_000
 
 
-def estimated_seconds(total: int) -> int:
-    """From the throughput of the most recently completed jobs (rows per second), at least 1.
+def estimated_seconds(total: int, *, addresses: Sequence[str] = ()) -> int:
+    """From the throughput of the most recently completed jobs (rows per second), at least 1,
+    and never less than a rate-capped resolver needs for the addresses' domains.
 
     Weighted by rows (all rows over all seconds), from the large ones when there are any: a
     one-row job takes a second of queue pickup, which says nothing about a 50,000-row list.
     """
+    return max(_seconds_at_recent_rate(total), _seconds_at_max_qps(addresses))
+
+
+def _seconds_at_recent_rate(total: int) -> int:
     recent = Job.objects.filter(
         status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False
     ).order_by("-completed_at")
@@ -463,3 +471,14 @@ def estimated_seconds(total: int) -> int:
     rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
     rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
     return max(1, round(total / rate))
+
+
+def _seconds_at_max_qps(addresses: Sequence[str]) -> int:
+    """With VERIFIER_DNS_MAX_QPS, a job cannot finish before one query for each domain not cached
+    has been sent at that rate: a recent job on cached or fewer domains says nothing about it."""
+    max_qps = settings.VERIFIER_DNS_MAX_QPS
+    if max_qps <= 0 or not addresses:
+        return 0
+    domains = {parsed.ascii_domain for address in addresses if (parsed := parse(address))}
+    uncached = len(domains) - len(DomainRecord.objects.get_many(domains))
+    return math.ceil(uncached / max_qps)

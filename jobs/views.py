@@ -114,6 +114,7 @@ def _progress_context(job: Job) -> dict[str, object]:
         "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
         "statuses": charts.status_segments(job),
         "sub_statuses": charts.sub_status_segments(job),
+        "mail_providers": charts.mail_provider_segments(job),
     }
 
 

@@ -33,7 +33,7 @@ BASE_ZONE = {
     "servfail.com": SERVFAIL,
     "silent.com": SILENT,
     "xn--mnchen-3ya.de": MX("mx.muenchen.de"),
-    "gmaill.com": MX("mx.gmaill.com"),
+    "gmsil.com": MX("mx.gmsil.com"),
 }
 
 

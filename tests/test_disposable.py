@@ -8,17 +8,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from bench.disposable_coverage import coverage
+from bench.disposable_coverage import Judge, coverage, false_throwaway, legitimate_domains
 from tests.conftest import Persona
 from tests.support.dns_server import MX, DnsServer
-from verification.engine import disposable, lists
-
-LEGITIMATE = Path(__file__).parent / "data" / "legitimate_domains.txt"
-
-
-def legitimate_domains() -> list[str]:
-    listed = {line for line in LEGITIMATE.read_text(encoding="utf-8").splitlines() if line and line[0] != "#"}
-    return sorted(listed | lists.free_providers())
+from verification.engine import disposable
 
 
 def test_no_legitimate_domain_is_throwaway_by_name_or_as_an_mx_host() -> None:
@@ -29,7 +22,7 @@ def test_no_legitimate_domain_is_throwaway_by_name_or_as_an_mx_host() -> None:
 
 
 @pytest.mark.parametrize(
-    "domain", ["temp-mail.io", "burnermail.io", "33mail.com", "mailinator.com", "guerrillamail.com"]
+    "domain", ["tempmail.com", "temp-mail.io", "burnermail.io", "33mail.com", "mailinator.com", "guerrillamail.com"]
 )
 def test_the_merged_list_knows_the_usual_throwaway_services(domain: str) -> None:
     assert disposable.is_disposable(domain)
@@ -47,9 +40,25 @@ def test_an_mx_host_under_a_throwaway_domain_makes_the_domain_throwaway() -> Non
     assert not disposable.is_disposable("brand-new-burner.com", ("mx.brand-new-burner.com",))
 
 
+@pytest.mark.parametrize("domain", ["acme.net.ua", "shop.nom.za", "budi.my.id"])
+def test_a_registrant_under_a_listed_public_suffix_is_not_throwaway(domain: str) -> None:
+    assert not disposable.is_disposable(domain)
+
+
 def test_coverage_of_a_consensus_counts_what_is_flagged() -> None:
     size, share = coverage({"mailinator.com", "not-a-burner.org", "only-a.com"}, {"mailinator.com", "not-a-burner.org"})
     assert (size, share) == (2, 0.5)
+
+
+def test_coverage_can_judge_by_another_list_held_out_sources_and_all() -> None:
+    judge = Judge(frozenset({"not-a-burner.org", "gmail.com"}))
+    assert coverage({"mailinator.com", "not-a-burner.org"}, {"mailinator.com", "not-a-burner.org"}, judge) == (2, 0.5)
+    assert not judge("gmail.com") and judge("x.com", "mx.not-a-burner.org")
+
+
+def test_false_throwaway_counts_legitimate_domains_flagged_by_name_or_as_mx_host() -> None:
+    assert false_throwaway(Judge()) == []
+    assert false_throwaway(Judge(frozenset({"siemens.com", "forwardemail.net"}))) == ["siemens.com"]
 
 
 def test_refresh_merges_the_package_and_files_and_records_provenance(tmp_path: Path) -> None:
@@ -72,6 +81,7 @@ def test_refresh_merges_the_package_and_files_and_records_provenance(tmp_path: P
     assert not {"sify.com", "21cn.com"} & entries
     assert "#   burners.txt (https://lists.example/b): 3 domains" in text
     assert "disposable-email-domains" in text and f"# Domains: {len(entries)}" in text
+    assert "tempmail.com" in entries and "#   disposable_additions.txt (reviewed by hand" in text
 
 
 @pytest.mark.parametrize(
@@ -101,7 +111,7 @@ def test_api_never_judges_a_free_provider_disposable(owner: Persona, dns_server:
     )
 
 
-@pytest.mark.parametrize("domain", ["temp-mail.io", "burnermail.io", "33mail.com"])
+@pytest.mark.parametrize("domain", ["tempmail.com", "temp-mail.io", "burnermail.io", "33mail.com"])
 def test_api_judges_the_listed_throwaway_services_disposable(
     owner: Persona, dns_server: DnsServer, domain: str
 ) -> None:
@@ -112,3 +122,11 @@ def test_api_judges_the_listed_throwaway_services_disposable(
 def test_api_judges_a_company_on_yandex_mail_hosting_valid(owner: Persona, dns_server: DnsServer) -> None:
     dns_server.set("acme-widgets.com", MX("mx.yandex.net"))
     assert owner.verify("jane@acme-widgets.com").json()["status"] == "valid"
+
+
+def test_api_judges_by_the_cached_mx_hosts_without_asking_dns_again(owner: Persona, dns_server: DnsServer) -> None:
+    dns_server.set("fresh-burner.net", MX("mx.fresh-burner.net", "mail2.mailinator.com"))
+    assert owner.verify("ann@fresh-burner.net").json()["sub_status"] == "disposable"
+    asked = dns_server.queries
+    body = owner.verify("bob@fresh-burner.net").json()  # another address: the domain cache answers
+    assert (body["sub_status"], body["cached"], dns_server.queries) == ("disposable", False, asked)

@@ -15,6 +15,7 @@ from schemathesis.specs.openapi.checks import (
 from config.wsgi import application
 from tests.conftest import make_persona
 from tests.support.db import committed_db
+from verification.engine.providers import PROVIDERS
 
 
 def test_schema_is_valid_openapi(client, tmp_path) -> None:
@@ -22,6 +23,13 @@ def test_schema_is_valid_openapi(client, tmp_path) -> None:
     response = client.get("/v1/openapi.json")
     assert response.status_code == 200
     assert response.json()["paths"]["/v1/verify"]["post"]["responses"]["200"]
+
+
+def test_schema_documents_the_jobs_breakdown_by_mail_provider(client) -> None:
+    schemas = client.get("/v1/openapi.json").json()["components"]["schemas"]
+    assert schemas["Breakdown"]["properties"]["mail_provider"] == {"$ref": "#/components/schemas/MailProviderCounts"}
+    assert "mail_provider" in schemas["Breakdown"]["required"]
+    assert set(schemas["MailProviderCounts"]["properties"]) == set(PROVIDERS)
 
 
 def test_docs_page_is_served_without_a_cdn(client) -> None:

@@ -47,6 +47,21 @@ def test_a_tie_goes_to_the_more_popular_provider() -> None:
     assert lists.suggest_domain("gmx.ne") == "gmx.net"
 
 
-@pytest.mark.parametrize(("typed", "suggested"), [("jane@gmx.ne", "jane@gmx.net"), ("jane@y7mail.com", None)])
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [
+        ("jane@gmx.ne", "jane@gmx.net"),  # the tie goes to the more popular provider, not gmx.de
+        ("jane@gmial.com", "jane@gmail.com"),
+        ("jane@hotmial.com", "jane@hotmail.com"),
+        ("jane@yaho.com", "jane@yahoo.com"),
+        ("jane@outlok.com", "jane@outlook.com"),
+        ("jane@y7mail.com", None),  # Yahoo Australia, not a slip of ymail.com
+        ("jane@ymail.com", None),
+        ("jane@gmx.net", None),
+        ("jane@gmx.de", None),
+        ("jane@mail.com", None),
+        ("jane@email.com", None),
+    ],
+)
 def test_api_suggests_only_clear_typos(owner: Persona, typed: str, suggested: str | None) -> None:
     assert owner.verify(typed).json()["did_you_mean"] == suggested

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Persona
+from tests.support.dns_server import MX, DnsServer
 
 VERDICT_FIELDS = ("status", "sub_status", "is_valid", "confidence", "score")
 
@@ -168,6 +169,16 @@ def test_reserved_names_and_malformed_addresses_are_invalid_syntax(owner: Person
     assert owner.verify(email).json()["sub_status"] == "invalid_syntax"
 
 
+@pytest.mark.parametrize("domain", ["corp.internal", "printer.alt", "nas.home.arpa", "site.onion", "app.localhost"])
+def test_special_use_names_are_never_asked_of_dns_even_where_it_would_answer(
+    owner: Persona, dns_server: DnsServer, domain: str
+) -> None:
+    dns_server.set(domain, MX(f"mx.{domain}"))  # a resolver that answers for them (split horizon, say)
+    asked = dns_server.queries
+    body = owner.verify(f"x@{domain}").json()
+    assert (body["status"], body["sub_status"], dns_server.queries) == ("invalid", "invalid_syntax", asked)
+
+
 @pytest.mark.parametrize(
     ("typed", "suggested"),
     [
@@ -188,5 +199,5 @@ def test_did_you_mean_is_null_for_real_providers_and_other_domains(owner: Person
 
 
 def test_did_you_mean_does_not_change_the_verdict(owner: Persona) -> None:
-    body = owner.verify("jane@gmaill.com").json()  # gmaill.com has MX on the loopback zone
+    body = owner.verify("jane@gmsil.com").json()  # gmsil.com has MX on the loopback zone
     assert (body["status"], body["did_you_mean"]) == ("valid", "jane@gmail.com")

@@ -1,14 +1,20 @@
-"""estimated_seconds (CONTRACT section 8): from the most recently completed jobs, weighted by rows."""
+"""estimated_seconds (CONTRACT sections 8 and 10): from the most recently completed jobs, weighted by rows,
+and never less than a rate-capped resolver needs for the domains not cached."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from jobs.models import Job
 from jobs.services import estimated_seconds
 from tests.conftest import Persona
+from tests.jobs.conftest import upload
+from verification.engine import DomainAnswer, DomainStatus
+from verification.models import DomainRecord
 
 
 def finished(persona: Persona, rows: int, seconds: float, *, ago: timedelta = timedelta(minutes=1)) -> Job:
@@ -50,3 +56,31 @@ def test_without_any_history_the_default_rate_is_used(db: None, settings: object
     settings.BULK_DEFAULT_ROWS_PER_SECOND = 500.0  # type: ignore[attr-defined]
     assert estimated_seconds(10_000) == 20
     assert estimated_seconds(1) == 1
+
+
+def addresses_over(domains: int, per_domain: int = 3) -> list[str]:
+    return [f"user{i}@company{d}.com" for d in range(domains) for i in range(per_domain)]
+
+
+def test_a_rate_capped_resolver_floors_the_estimate_at_uncached_domains_over_max_qps(
+    owner: Persona, settings: Any
+) -> None:
+    finished(owner, 100_000, 1.0)  # recent jobs say 100,000 rows a second: 3,000 rows in a blink
+    addresses = addresses_over(1_000)
+    DomainRecord.objects.put_many(
+        DomainAnswer(f"company{d}.com", DomainStatus.MX, 3600, (f"mx.company{d}.com",)) for d in range(200)
+    )
+    settings.VERIFIER_DNS_MAX_QPS = 0.0
+    assert estimated_seconds(len(addresses), addresses=addresses) == 1
+    settings.VERIFIER_DNS_MAX_QPS = 100.0
+    assert estimated_seconds(len(addresses), addresses=addresses) == 8  # (1,000 - 200 cached) / 100 q/s
+
+
+def test_preview_and_submission_say_how_long_the_capped_resolver_takes(owner: Persona, settings: Any) -> None:
+    settings.VERIFIER_DNS_MAX_QPS = 10.0
+    content = ("email\n" + "\n".join(addresses_over(300, per_domain=2)) + "\n").encode()
+    data = {"file": SimpleUploadedFile("list.csv", content, "text/csv")}
+    preview = owner.client.post("/v1/verify/bulk/preview", data=data, headers=owner.auth({}))
+    assert preview.json()["estimated_seconds"] == 30  # 300 domains at 10 a second, whatever the default rate
+    receipt = upload(owner, content)
+    assert (receipt.status_code, receipt.json()["estimated_seconds"]) == (202, 30)

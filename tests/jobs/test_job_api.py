@@ -11,6 +11,7 @@ from django.utils import timezone
 from jobs.models import BREAKDOWN_KEYS, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, upload
+from verification.engine.providers import PROVIDERS
 
 
 def completed_job(persona: Persona, run_tasks: RunTasks) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def test_pending_job_has_null_timestamps_and_no_download(owner: Persona) -> None
         "status": "pending",
         "progress": {"total": 1, "processed": 0, "valid": 0, "invalid": 0, "risky": 0, "unknown": 0},
         "partial": False,
-        "breakdown": dict.fromkeys(BREAKDOWN_KEYS, 0),
+        "breakdown": {**dict.fromkeys(BREAKDOWN_KEYS, 0), "mail_provider": dict.fromkeys(PROVIDERS, 0)},
         "result_download_url": None,
         "callback_url": "https://93.184.215.14/hook",
         "created_at": created,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from jobs.models import Job
 from jobs.services import chunk_size_for
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import Receiver, RunTasks, stored_files
+from tests.support.dns_server import MX, DnsServer
 from tests.support.portal import logged_in
 
 CRM = b"Name,Company,Contact\nJane,Acme,jane@good.com\nJoe,Bolt,x@nullmx.com\nJoe,Bolt,X@nullmx.com\n"
@@ -72,6 +74,20 @@ def test_job_page_has_the_file_name_as_title_the_chart_and_the_downloads(owner: 
     assert 'data-breakdown="valid"><td>' in page and "50.0%" in page and 'data-breakdown="no_mx_record"' in page
     download = reverse("job-download", args=[job.pk])
     assert f"{download}?status=valid&amp;columns=original" in page and f"{download}?status=invalid" in page
+
+
+def test_job_page_counts_rows_by_mail_provider_most_first(
+    owner: Persona, run_tasks: RunTasks, dns_server: DnsServer
+) -> None:
+    dns_server.set("contoso.com", MX("contoso-com.mail.protection.outlook.com"))
+    job = finished(owner, run_tasks, b"a@contoso.com\nb@contoso.com\nc@gmail.com\nd@good.com\n")
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    rows = re.findall(r'data-mail-provider="(\w+)"><td>([^<]+)</td><td class="num">(\d+)</td>', page)
+    assert rows == [
+        ("microsoft", "Microsoft (365, Outlook.com)", "2"),
+        ("google", "Google (Gmail, Workspace)", "1"),
+        ("other", "Other or none", "1"),
+    ]
 
 
 def test_portal_download_filters_and_keeps_original_columns(owner: Persona, run_tasks: RunTasks) -> None:

@@ -15,6 +15,8 @@ from jobs.files import RESULT_COLUMNS
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks, stored_files, upload
+from tests.support.dns_server import MX, DnsServer
+from verification.engine.providers import PROVIDERS
 
 CRM = (
     "Name,Company,Mail To,Lead Score\n"
@@ -24,7 +26,7 @@ CRM = (
     "Jane again,Acme,JANE@good.com,1\n"
     "Bad,Acme,not-an-address,0\n"
     "Free,Home,someone@gmail.com,5\n"
-    "Typo,Home,someone@gmaill.com,5\n"
+    "Typo,Home,someone@gmsil.com,5\n"
 )
 
 
@@ -84,7 +86,19 @@ def test_breakdown_counts_processed_rows_by_sub_status_and_flag(owner: Persona, 
         "dns_temporary_failure": 0,
         "free_provider": 1,
         "did_you_mean": 1,
+        "mail_provider": {provider: int(provider == "google") for provider in PROVIDERS},
     }
+
+
+def test_breakdown_counts_rows_by_mail_provider(owner: Persona, run_tasks: RunTasks, dns_server: DnsServer) -> None:
+    dns_server.set("contoso.com", MX("contoso-com.mail.protection.outlook.com"))
+    dns_server.set("fabrikam.com", MX("fabrikam-com.mail.protection.outlook.com"))
+    rows = ["a@contoso.com", "b@fabrikam.com", "c@gmail.com", "d@yahoo.com", "e@good.com", "not-an-address"]
+    counts = owner.get(f"/v1/jobs/{finished(owner, run_tasks, chr(10).join(rows))}").json()["breakdown"][
+        "mail_provider"
+    ]
+    assert {name: n for name, n in counts.items() if n} == {"microsoft": 2, "google": 1, "yahoo": 1}
+    assert set(counts) == set(PROVIDERS)
 
 
 def test_original_columns_come_first_then_the_verifier_columns(owner: Persona, run_tasks: RunTasks) -> None:
@@ -109,7 +123,7 @@ def test_a_file_without_header_gets_numbered_columns(owner: Persona, run_tasks: 
 def test_status_filter_keeps_only_those_statuses_in_upload_order(owner: Persona, run_tasks: RunTasks) -> None:
     job_id = finished(owner, run_tasks)
     safe = downloaded(owner, job_id, status="valid", columns="original")
-    assert [row[2] for row in safe[1:]] == ["jane@good.com", "someone@gmail.com", "someone@gmaill.com"]
+    assert [row[2] for row in safe[1:]] == ["jane@good.com", "someone@gmail.com", "someone@gmsil.com"]
     both = downloaded(owner, job_id, status="risky,valid")
     assert {row[1] for row in both[1:]} == {"valid", "risky"} and both[0] == list(RESULT_COLUMNS)
 

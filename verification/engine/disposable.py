@@ -38,7 +38,12 @@ def is_disposable(domain: str, mx_hosts: tuple[str, ...] = ()) -> bool:
 
 
 def _listed(name: str) -> bool:
-    listed, never = disposable_domains(), never_disposable()
+    return listed_in(name, disposable_domains())
+
+
+def listed_in(name: str, listed: frozenset[str]) -> bool:
+    """The name or its nearest parent on `listed` or never_disposable() decides: never wins a tie."""
+    never = never_disposable()
     for candidate in parent_domains(name):
         if candidate in never:
             return False

@@ -16,12 +16,15 @@ from verification.engine.lists import DATA_DIR
 
 PACKAGE = "disposable-email-domains"
 PACKAGE_URL = "https://pypi.org/project/disposable-email-domains/"
+# Reviewed by hand, merged on every refresh: throwaway services the public lists miss.
+ADDITIONS = DATA_DIR / "disposable_additions.txt"
 
 
 class Command(BaseCommand):
     help = (
-        "Merge the disposable-email-domains package with each FILE (one domain a line, '#' comments) into "
-        "verification/data/disposable_domains.txt, leaving out free providers and reviewed exceptions."
+        "Merge the disposable-email-domains package, data/disposable_additions.txt and each FILE (one domain "
+        "a line, '#' comments) into verification/data/disposable_domains.txt, leaving out free providers and "
+        "reviewed exceptions."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -32,7 +35,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, files: list[Path], url: list[str], output: Path, **options: Any) -> None:
         if url and len(url) != len(files):
             raise CommandError("give --url once for every FILE, or not at all")
-        sources = [(f"{PACKAGE} {version(PACKAGE)} ({PACKAGE_URL})", frozenset(blocklist))]
+        sources = [
+            (f"{PACKAGE} {version(PACKAGE)} ({PACKAGE_URL})", frozenset(blocklist)),
+            (f"{ADDITIONS.name} (reviewed by hand, in this repository)", read_source(ADDITIONS)),
+        ]
         for path, where in zip(files, url or [""] * len(files), strict=True):
             sources.append((f"{path.name} ({where})" if where else path.name, read_source(path)))
         output.write_text(render(sources), encoding="utf-8")
