@@ -44,6 +44,7 @@ lint: install-dev
 	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy .
+	$(VENV)/bin/lint-imports
 
 fmt: install-dev
 	$(PY) -m ruff format .

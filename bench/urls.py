@@ -10,8 +10,8 @@ from django.urls import URLPattern, URLResolver, include, path
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.views import AccountAPIView
 from config.urls import urlpatterns as service_urlpatterns
-from lib.api import AccountAPIView
 
 
 class FloorApi(AccountAPIView):

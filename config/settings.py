@@ -227,7 +227,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_THROTTLE_CLASSES": ["lib.throttling.PlanRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
     "DEFAULT_PARSER_CLASSES": ["lib.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["lib.renderers.UTF8JSONRenderer"],
     "EXCEPTION_HANDLER": "lib.errors.api_exception_handler",

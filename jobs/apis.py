@@ -9,6 +9,14 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.views import (
+    BODY_ERRORS,
+    IDEMPOTENCY_HEADER,
+    IDEMPOTENCY_PARAMETER,
+    AccountAPIView,
+    error_responses,
+    validated,
+)
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.models import Job, is_job_id
 from jobs.retention import job_delete
@@ -19,11 +27,8 @@ from jobs.serializers import (
     JobSerializer,
 )
 from jobs.services import file_too_large, job_submit, receipt_headers
-from lib.api import BODY_ERRORS, AccountAPIView, error_responses, validated
 from lib.errors import ApiError
 from lib.renderers import render_json
-from verification.apis import IDEMPOTENCY_PARAMETER
-from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
 from verification.idempotency import fingerprint, idempotency_claim
 
 UPLOAD_ERRORS = {

@@ -8,6 +8,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.views import BODY_ERRORS, AccountAPIView, error_responses, validated
 from jobs.apis import UPLOAD_PARTS
 from jobs.apis import _refuse_obviously_too_large as refuse_obviously_too_large  # the upload's own guard
 from jobs.downloads import download_url
@@ -15,7 +16,6 @@ from jobs.models import Job
 from jobs.preview import job_preview
 from jobs.results import STATUSES, JobNotFound, results_file
 from jobs.serializers import PreviewSerializer, ResultsQuerySerializer
-from lib.api import BODY_ERRORS, AccountAPIView, error_responses, validated
 
 
 class BulkPreviewApi(AccountAPIView):

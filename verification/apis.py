@@ -3,24 +3,15 @@ from __future__ import annotations
 import time
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
-from lib.api import BODY_ERRORS, AccountAPIView, error_responses
+from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
 from lib.errors import ApiError
 from lib.renderers import JSON_CONTENT_TYPE, render_json
-from verification.idempotency import HEADER as IDEMPOTENCY_HEADER
 from verification.idempotency import idempotency_claim, json_fingerprint
 from verification.serializers import VerificationResultSerializer, VerifyRequestSerializer, verify_request
 from verification.services import verification_run
-
-IDEMPOTENCY_PARAMETER = OpenApiParameter(
-    IDEMPOTENCY_HEADER,
-    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
-    OpenApiParameter.HEADER,
-    description="Optional. The same key and body within 24 h replays the first response and costs nothing.",
-)
-
 
 VERIFY_ERRORS = {
     400: "invalid_request (malformed JSON, a missing or wrongly typed field, an email over 1,000 characters, "

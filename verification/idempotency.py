@@ -23,10 +23,11 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from accounts.models import Account
+from api.views import IDEMPOTENCY_HEADER
 from lib.errors import ApiError
 from verification.models import IdempotencyRecord
 
-HEADER = "Idempotency-Key"
+HEADER = IDEMPOTENCY_HEADER
 KEY_LIFETIME = timedelta(hours=24)
 # A claim still "running" after this was left by a process that died: take it over.
 ABANDONED_AFTER = timedelta(minutes=5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.serializers import Serializer
@@ -12,6 +12,14 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ApiClient
 from accounts.models import Account
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    IDEMPOTENCY_HEADER,
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+    OpenApiParameter.HEADER,
+    description="Optional. The same key and body within 24 h replays the first response and costs nothing.",
+)
 
 
 class AccountAPIView(APIView):
