@@ -10,8 +10,8 @@ from rest_framework.request import Request
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from accounts.authentication import ApiClient
 from accounts.models import Account
+from api.authentication import ApiClient
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_PARAMETER = OpenApiParameter(

@@ -24,4 +24,4 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", include(service_urlpatterns)),
 ]
 
-handler500 = "lib.errors.server_error"
+handler500 = "api.exceptions.server_error"

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "django_q",
     "django_htmx",
     "accounts",
+    "api",
     "billing",
     "verification",
     "jobs",
@@ -47,7 +48,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
     "lib.middleware.ObserveMiddleware",
-    "lib.middleware.NulPathMiddleware",
+    "api.middleware.NulPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -225,12 +226,12 @@ API_MAX_JSON_BODY_BYTES = 16 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["lib.parsers.BoundedJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["lib.renderers.UTF8JSONRenderer"],
-    "EXCEPTION_HANDLER": "lib.errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.UTF8JSONRenderer"],
+    "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "UNICODE_JSON": True,

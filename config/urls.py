@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from lib.errors import api_not_found
+from api.exceptions import api_not_found
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
@@ -40,4 +40,4 @@ urlpatterns = [
     path("", include("jobs.portal_urls")),
 ]
 
-handler500 = "lib.errors.server_error"
+handler500 = "api.exceptions.server_error"

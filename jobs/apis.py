@@ -9,6 +9,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.exceptions import ApiError
+from api.idempotency import fingerprint, idempotency_claim
+from api.renderers import render_json
 from api.views import (
     BODY_ERRORS,
     IDEMPOTENCY_HEADER,
@@ -27,9 +30,6 @@ from jobs.serializers import (
     JobSerializer,
 )
 from jobs.services import file_too_large, job_submit, receipt_headers
-from lib.errors import ApiError
-from lib.renderers import render_json
-from verification.idempotency import fingerprint, idempotency_claim
 
 UPLOAD_ERRORS = {
     400: "invalid_file, invalid_callback_url or invalid_request (a bad Idempotency-Key)",

@@ -17,10 +17,10 @@ from django.utils import timezone
 from django_q.models import Schedule
 from django_q.tasks import async_task, schedule
 
+from api.renderers import render_json
 from jobs.downloads import result_url
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from lib import metrics, outbound
-from lib.renderers import render_json
 from lib.signing import signature_header
 
 MAX_ATTEMPTS = 6  # the first try and 5 retries

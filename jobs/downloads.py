@@ -14,8 +14,8 @@ from django.core.files.storage import FileSystemStorage, default_storage
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import reverse
 
+from api.exceptions import json_error
 from jobs.models import Job
-from lib.errors import json_error
 
 URL_LIFETIME_SECONDS = 3600
 _SALT = "jobs.result-download"

@@ -28,6 +28,8 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from accounts.models import Account
+from api.models import IdempotencyRecord
+from api.renderers import JSON_CONTENT_TYPE, render_json
 from billing.services import credits_release, credits_require, credits_reserve
 from jobs import files, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
@@ -36,11 +38,10 @@ from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job, new_job_id
 from jobs.scheduling import UNFINISHED
 from lib import metrics, outbound, sql
 from lib.errors import DomainError
-from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Status, Verdict, verify_many
 from verification.engine.core import with_second_chance
 from verification.engine.syntax import parse
-from verification.models import DomainRecord, IdempotencyRecord
+from verification.models import DomainRecord
 from verification.resolver import domain_lookup
 
 logger = logging.getLogger(__name__)

@@ -4,11 +4,9 @@ import re
 import time
 from collections.abc import Callable
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.views import defaults
+from django.http import HttpRequest, HttpResponse
 
 from lib import logs, metrics
-from lib.errors import api_not_found
 from lib.tokens import random_base62
 
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -51,21 +49,3 @@ class ObserveMiddleware:
             method=method, path=request.path, view=view, status=status, seconds=seconds, account_id=account_id
         )
         return response
-
-
-class NulPathMiddleware:
-    """A path holding NUL is nobody's page: 404 before any view (and PostgreSQL) sees it.
-
-    PostgreSQL refuses NUL in text with an error, so an id taken from such a path would turn
-    a lookup into a 500 in every view that does one, the admin's included.
-    """
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if "\x00" not in request.path_info:
-            return self.get_response(request)
-        if request.path_info.startswith("/v1/"):
-            return api_not_found(request)
-        return defaults.page_not_found(request, Http404("No such page."))

@@ -9,8 +9,9 @@ import time_machine
 from django.utils import timezone
 from django_q.models import Schedule
 
+from api.models import IdempotencyRecord
 from tests.conftest import Persona
-from verification.models import CachedVerdict, DomainRecord, IdempotencyRecord
+from verification.models import CachedVerdict, DomainRecord
 from verification.tasks import prune_expired
 
 

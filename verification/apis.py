@@ -6,10 +6,10 @@ from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
+from api.exceptions import ApiError
+from api.idempotency import idempotency_claim, json_fingerprint
+from api.renderers import JSON_CONTENT_TYPE, render_json
 from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
-from lib.errors import ApiError
-from lib.renderers import JSON_CONTENT_TYPE, render_json
-from verification.idempotency import idempotency_claim, json_fingerprint
 from verification.serializers import VerificationResultSerializer, VerifyRequestSerializer, verify_request
 from verification.services import verification_run
 

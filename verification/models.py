@@ -171,30 +171,3 @@ class CachedVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email}: {self.status}"
-
-
-class IdempotencyRecord(models.Model):
-    class State(models.TextChoices):
-        RUNNING = "running"
-        DONE = "done"
-
-    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
-    key = models.CharField(max_length=255)
-    fingerprint = models.CharField(max_length=64)
-    state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
-    response_status = models.PositiveSmallIntegerField(null=True)
-    response_body = models.BinaryField(default=b"")
-    response_headers = models.JSONField(default=dict)
-    created_at = models.DateTimeField(default=timezone.now)
-    expires_at = models.DateTimeField(db_index=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "key"], name="idempotency_key_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.key} ({self.state})"
-
-    def complete(self, *, status: int, body: bytes, headers: dict[str, Any]) -> None:
-        self.state = self.State.DONE
-        self.response_status, self.response_body, self.response_headers = status, body, headers
-        self.save(update_fields=["state", "response_status", "response_body", "response_headers"])

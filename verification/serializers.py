@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from lib.errors import ApiError
+from api.exceptions import ApiError
 from lib.fields import StrictCharField
 from verification.engine.providers import PROVIDERS
 

@@ -14,12 +14,13 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import Account
+from api.models import IdempotencyRecord
+from api.renderers import JSON_CONTENT_TYPE, render_json
 from billing.services import credits_require, credits_spend
 from lib import metrics
-from lib.renderers import JSON_CONTENT_TYPE, render_json
 from verification.engine import Verdict, verify_one
 from verification.engine.syntax import normalise
-from verification.models import CachedVerdict, IdempotencyRecord
+from verification.models import CachedVerdict
 from verification.resolver import domain_lookup
 
 

@@ -7,8 +7,9 @@ import time
 
 from django.utils import timezone
 
+from api.models import IdempotencyRecord
 from lib.prune import delete_in_batches
-from verification.models import CachedVerdict, DomainRecord, IdempotencyRecord
+from verification.models import CachedVerdict, DomainRecord
 
 logger = logging.getLogger(__name__)
 

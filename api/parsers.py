@@ -7,7 +7,7 @@ from typing import IO, Any
 from django.conf import settings
 from rest_framework.parsers import JSONParser
 
-from lib.errors import ApiError
+from api.exceptions import ApiError
 
 
 class BoundedJSONParser(JSONParser):

@@ -23,9 +23,9 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from accounts.models import Account
+from api.exceptions import ApiError
+from api.models import IdempotencyRecord
 from api.views import IDEMPOTENCY_HEADER
-from lib.errors import ApiError
-from verification.models import IdempotencyRecord
 
 HEADER = IDEMPOTENCY_HEADER
 KEY_LIFETIME = timedelta(hours=24)

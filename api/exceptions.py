@@ -1,0 +1,131 @@
+"""The one error shape: {"error": {"code", "message", "param"}}, for every API error.
+
+Domain code raises `lib.errors.DomainError`s, free of HTTP; here each gets its status (CONTRACT section 2).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.views import defaults
+from rest_framework import exceptions
+from rest_framework.response import Response
+
+from api.renderers import JSON_CONTENT_TYPE, render_json
+from lib.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+
+# The HTTP status of each domain error code (CONTRACT section 2).
+DOMAIN_STATUS = {
+    "invalid_request": 400,
+    "invalid_file": 400,
+    "invalid_callback_url": 400,
+    "insufficient_credits": 402,
+    "plan_upgrade_required": 403,
+    "not_found": 404,
+    "job_not_finished": 409,
+    "results_expired": 410,
+    "file_too_large": 413,
+    "too_many_rows": 422,
+}
+
+
+class ApiError(exceptions.APIException):
+    """An error the contract names: raise it anywhere below an API view."""
+
+    def __init__(
+        self, status: int, code: str, message: str, param: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(detail=message, code=code)
+        self.status_code = status
+        self.error_code = code
+        self.message = message
+        self.param = param
+        self.headers = headers or {}
+
+
+def error_body(code: str, message: str, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "param": param}}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    error = as_api_error(exc)
+    if error.status_code >= 500:
+        logger.exception("unhandled error in %s", context.get("view"), exc_info=exc)
+    return Response(error_body(error.error_code, error.message, error.param), error.status_code, headers=error.headers)
+
+
+def as_api_error(exc: Exception) -> ApiError:
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, DomainError):
+        return ApiError(DOMAIN_STATUS[exc.code], exc.code, exc.message, exc.param)
+    if isinstance(exc, exceptions.ValidationError):
+        param, message = _first_validation_error(exc.detail)
+        return ApiError(400, "invalid_request", message, param)
+    if isinstance(exc, exceptions.ParseError):
+        return ApiError(400, "invalid_request", f"The request body could not be parsed: {exc.detail}")
+    if isinstance(exc, exceptions.NotAuthenticated):
+        return ApiError(
+            401,
+            "authentication_required",
+            "Send your API key as 'Authorization: Bearer <API_KEY>'.",
+            headers={"WWW-Authenticate": 'Bearer realm="api"'},
+        )
+    if isinstance(exc, exceptions.AuthenticationFailed):
+        return ApiError(
+            401,
+            "invalid_api_key",
+            "The API key is unknown or has been revoked.",
+            headers={"WWW-Authenticate": 'Bearer realm="api", error="invalid_token"'},
+        )
+    if isinstance(exc, (exceptions.NotFound, Http404)):
+        return ApiError(404, "not_found", "No such resource.")
+    if isinstance(exc, exceptions.MethodNotAllowed):
+        return ApiError(405, "method_not_allowed", f"{exc.detail}")
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        return ApiError(415, "unsupported_media_type", f"{exc.detail}")
+    if isinstance(exc, exceptions.NotAcceptable):
+        return ApiError(406, "not_acceptable", "This endpoint only answers with application/json.")
+    if isinstance(exc, exceptions.Throttled):
+        wait = max(1, math.ceil(getattr(exc, "wait", None) or 1))
+        return ApiError(
+            429,
+            "rate_limited",
+            f"Too many requests for this key; retry in {wait} s.",
+            headers={"Retry-After": str(wait)},
+        )
+    if isinstance(exc, exceptions.PermissionDenied):
+        return ApiError(403, "forbidden", "You are not allowed to do this.")
+    return ApiError(500, "internal_error", "Something went wrong on our side. It has been logged.")
+
+
+def _first_validation_error(detail: Any, field: str | None = None) -> tuple[str | None, str]:
+    if isinstance(detail, dict):
+        name, inner = next(iter(detail.items()))
+        param = None if name == "non_field_errors" else (f"{field}.{name}" if field else str(name))
+        return _first_validation_error(inner, param)
+    if isinstance(detail, list) and detail:
+        return _first_validation_error(detail[0], field)
+    message = str(detail)
+    return field, f"{field}: {message}" if field else message
+
+
+def json_error(status: int, code: str, message: str, param: str | None = None) -> HttpResponse:
+    return HttpResponse(render_json(error_body(code, message, param)), status=status, content_type=JSON_CONTENT_TYPE)
+
+
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    return json_error(404, "not_found", f"No such endpoint: {request.method} {request.path}.")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: the contract's JSON under /v1/, Django's plain page elsewhere."""
+    if request.path.startswith("/v1/"):
+        return json_error(500, "internal_error", "Something went wrong on our side. It has been logged.")
+    return defaults.server_error(request)
