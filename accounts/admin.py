@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from accounts.forms import AdminLoginForm
-from accounts.models import Account, ApiKey
+from accounts.models import Account, ApiKey, Plan
 from billing.services import credits_grant
 
 admin.site.login_form = AdminLoginForm
@@ -94,6 +94,11 @@ class AccountAdmin(admin.ModelAdmin):
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/accounts/grant_credits.html", context)
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ["name", "code", "allows_bulk", "requests_per_second", "sort_order"]
 
 
 @admin.register(ApiKey)

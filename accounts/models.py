@@ -7,7 +7,6 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from billing.models import Plan
 from lib import sql
 from lib.tokens import random_base62, sha256_hex
 
@@ -23,9 +22,24 @@ def new_signing_secret() -> str:
     return SIGNING_SECRET_PREFIX + random_base62(32)
 
 
+class Plan(models.Model):
+    code = models.SlugField(max_length=20, unique=True)
+    name = models.CharField(max_length=50)
+    allows_bulk = models.BooleanField(default=False)
+    requests_per_second = models.PositiveIntegerField()
+    sort_order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        db_table = "billing_plan"  # where it was created, before it moved in with Account
+        ordering = ["sort_order"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Account(models.Model):
     owner = models.OneToOneField(settings.AUTH_USER_MODEL, models.CASCADE, related_name="account")
-    plan = models.ForeignKey("billing.Plan", models.PROTECT, related_name="accounts")
+    plan = models.ForeignKey(Plan, models.PROTECT, related_name="accounts")
     credit_balance = models.BigIntegerField(default=0)
     signing_secret = models.CharField(max_length=64, default=new_signing_secret)
     previous_signing_secret = models.CharField(max_length=64, blank=True)

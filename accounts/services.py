@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from accounts.models import Account, ApiKey
-from billing.models import Plan
+from accounts.models import Account, ApiKey, Plan
 from billing.services import credits_grant
 
 SIGNUP_PLAN = "free"

@@ -37,7 +37,7 @@ DOMAIN_CACHED = "verify, one key, domain cached"
 OPEN_ACCOUNTS = """
 import json
 from accounts.services import account_open
-from billing.models import Plan
+from accounts.models import Plan
 Plan.objects.update(requests_per_second=10**6)
 keys = [account_open(email=f"single{i}@bench.example", password="bench-password-1", plan_code="pro",
                      credits=10**7, issue_key=True).api_key for i in range(%d)]

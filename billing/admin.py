@@ -2,13 +2,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from billing.models import LedgerEntry, Plan
+from billing.models import LedgerEntry
 from lib.admin import ReadOnlyAdmin
-
-
-@admin.register(Plan)
-class PlanAdmin(admin.ModelAdmin):
-    list_display = ["name", "code", "allows_bulk", "requests_per_second", "sort_order"]
 
 
 @admin.register(LedgerEntry)

@@ -11,20 +11,6 @@ if TYPE_CHECKING:
     from accounts.models import Account
 
 
-class Plan(models.Model):
-    code = models.SlugField(max_length=20, unique=True)
-    name = models.CharField(max_length=50)
-    allows_bulk = models.BooleanField(default=False)
-    requests_per_second = models.PositiveIntegerField()
-    sort_order = models.PositiveSmallIntegerField(default=0)
-
-    class Meta:
-        ordering = ["sort_order"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
 class LedgerEntryQuerySet(models.QuerySet["LedgerEntry"]):
     def daily_usage(self, *, account: Account, days: int = 30) -> list[tuple[date, int]]:
         """Addresses verified per UTC day, oldest first, one pair per day including empty days.

@@ -6,8 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from accounts.decorators import account_required
-from accounts.models import Account
-from billing.models import Plan
+from accounts.models import Account, Plan
 
 LEDGER_PAGE_SIZE = 25
 

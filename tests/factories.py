@@ -5,9 +5,8 @@ from typing import Any
 import factory
 from django.contrib.auth import get_user_model
 
-from accounts.models import Account, ApiKey
-from billing.models import Plan
-from billing.plans import plan_defaults
+from accounts.models import Account, ApiKey, Plan
+from accounts.plans import plan_defaults
 from billing.services import credits_grant
 
 

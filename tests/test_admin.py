@@ -10,8 +10,8 @@ from django.db.models import Sum
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import Account, ApiKey
-from billing.models import LedgerEntry, Plan
+from accounts.models import Account, ApiKey, Plan
+from billing.models import LedgerEntry
 from tests.conftest import Persona
 
 

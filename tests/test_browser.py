@@ -200,8 +200,7 @@ def settled(page: Page) -> None:
 
 
 def bulk_job_journey(page: Page) -> None:
-    from accounts.models import Account
-    from billing.models import Plan
+    from accounts.models import Account, Plan
 
     page.set_viewport_size({"width": 1200, "height": 900})
     Account.objects.filter(owner__email=JOURNEY_EMAIL).update(plan=Plan.objects.get(code="starter"))

@@ -98,7 +98,7 @@ def test_grant_credits_refuses_non_positive_amounts(owner: Persona) -> None:
 
 @pytest.mark.django_db
 def test_plans_exist_with_their_limits() -> None:
-    from billing.models import Plan
+    from accounts.models import Plan
 
     plans = {p.code: (p.allows_bulk, p.requests_per_second) for p in Plan.objects.all()}
     assert plans == {"free": (False, 5), "starter": (True, 20), "pro": (True, 50), "enterprise": (True, 200)}

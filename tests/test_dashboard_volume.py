@@ -15,8 +15,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
-from accounts.models import Account
-from billing.models import LedgerEntry, Plan
+from accounts.models import Account, Plan
+from billing.models import LedgerEntry
 from jobs.models import Job
 from lib import sql
 

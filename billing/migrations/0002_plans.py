@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from billing.plans import PLANS, plan_defaults
+from accounts.plans import PLANS, plan_defaults
 
 
 def create_plans(apps, schema_editor):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from accounts.models import Plan
 from billing.models import LedgerEntry
 from jobs.csvfile import MAX_UPLOAD_BYTES
 from jobs.files import input_rows
@@ -166,7 +167,6 @@ def test_idempotent_upload_replays_the_first_job(owner: Persona) -> None:
 
 
 def test_retry_after_the_credits_ran_out_and_the_plan_changed_still_replays(owner: Persona) -> None:
-    from billing.models import Plan
     from billing.services import credits_spend
 
     first = upload(owner, b"a@good.com\n", idempotency_key="k1")

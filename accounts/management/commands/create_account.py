@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_email
 
+from accounts.models import Plan
 from accounts.services import account_open
-from billing.models import Plan
 
 
 class Command(BaseCommand):

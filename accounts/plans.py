@@ -1,4 +1,7 @@
-"""The plans of CONTRACT.md section 3. Created by migration 0002; staff change an account's plan in the admin."""
+"""The plans of CONTRACT.md section 3: created by billing migration 0002, before Plan moved here.
+
+Staff change an account's plan in the admin.
+"""
 
 from __future__ import annotations
 
