@@ -25,15 +25,12 @@ PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
 ]
 
 urlpatterns = [
-    path("", views.landing, name="landing"),
-    path("signup", views.signup, name="signup"),
     path("login", views.LoginView.as_view(), name="login"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     *(
         path(route, view.as_view(template_name=f"accounts/{template}.html"), name=name)
         for route, view, name, template in PASSWORD_PAGES
     ),
-    path("dashboard", views.dashboard, name="dashboard"),
     path("keys", views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("settings/signing-secret", views.signing_secret, name="signing-secret"),

@@ -1,68 +1,24 @@
-"""Portal pages about the account itself: landing, sign-up, log-in, dashboard, keys, signing secret."""
+"""Portal pages about the account itself: log-in, keys, signing secret."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
-from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.decorators import account_required
-from accounts.forms import ApiKeyForm, LoginForm, SignupForm
+from accounts.forms import ApiKeyForm, LoginForm
 from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey
-from accounts.services import SIGNUP_CREDITS, account_open
-from billing.models import LedgerEntry
-from jobs.models import Job
-from lib.charts import bar_chart
-
-CHART_DAYS = 30
-
-
-def landing(request: HttpRequest) -> HttpResponse:
-    return render(request, "landing.html", {"signup_credits": SIGNUP_CREDITS})
-
-
-@require_http_methods(["GET", "POST"])
-def signup(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        return redirect("dashboard")
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            opened = account_open(
-                email=form.cleaned_data["email"], password=form.cleaned_data["password"], issue_key=False
-            )
-        except IntegrityError:
-            # Two sign-ups with one address at the same moment: the form's check passed for both.
-            form.add_error("email", SignupForm.EMAIL_TAKEN)
-        else:
-            login(request, opened.account.owner, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome! Your free plan comes with {SIGNUP_CREDITS} credits.")
-            return redirect("dashboard")
-    return render(request, "accounts/signup.html", {"form": form})
 
 
 class LoginView(auth_views.LoginView):
     form_class = LoginForm
     redirect_authenticated_user = True
     template_name = "accounts/login.html"
-
-
-@account_required
-def dashboard(request: HttpRequest, account: Account) -> HttpResponse:
-    usage = LedgerEntry.objects.daily_usage(account=account, days=CHART_DAYS)
-    context = {"account": account, "chart": bar_chart(usage), "chart_days": CHART_DAYS, "jobs": recent_jobs(account)}
-    return render(request, "accounts/dashboard.html", context)
-
-
-def recent_jobs(account: Account) -> list[Job]:
-    """The dashboard's "Recent bulk jobs": the account's five newest."""
-    return list(account.jobs.all()[:5])
 
 
 @account_required

@@ -36,7 +36,7 @@ DOMAIN_CACHED = "verify, one key, domain cached"
 
 OPEN_ACCOUNTS = """
 import json
-from accounts.services import account_open
+from billing.services import account_open
 from accounts.models import Plan
 Plan.objects.update(requests_per_second=10**6)
 keys = [account_open(email=f"single{i}@bench.example", password="bench-password-1", plan_code="pro",

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "verification",
     "jobs",
     "ops",
+    "portal",
 ]
 
 MIDDLEWARE = [

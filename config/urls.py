@@ -34,6 +34,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),
     # The customer portal: server-rendered pages, session log-in.
+    path("", include("portal.urls")),
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
     path("verify", verification_views.verify, name="verify"),

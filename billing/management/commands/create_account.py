@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_email
 
 from accounts.models import Plan
-from accounts.services import account_open
+from billing.services import account_open
 
 
 class Command(BaseCommand):
