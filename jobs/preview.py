@@ -6,7 +6,7 @@ from typing import TypedDict
 
 from accounts.models import Account
 from jobs.csvfile import AddressList
-from jobs.services import BulkNotInPlan, estimated_seconds, upload_check
+from jobs.services import bulk_in_plan, estimated_seconds, upload_check
 from verification.engine.syntax import parse
 
 SAMPLE_SIZE = 5
@@ -30,8 +30,7 @@ def job_preview(
     *, account: Account, upload: object, callback_url: object, email_column: str | None
 ) -> tuple[Preview, AddressList]:
     """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
-    if not account.plan.allows_bulk:
-        raise BulkNotInPlan
+    bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     return preview_of(found, credits_available=account.credit_balance), found
 

@@ -59,6 +59,15 @@ class BulkNotInPlan(DomainError):
         super().__init__("Bulk verification needs the Starter plan or above.")
 
 
+class PartialNotConfirmed(DomainError):
+    """The portal asks before it runs a list the balance covers only in part; the API does not."""
+
+    param = "confirm_partial"
+
+    def __init__(self) -> None:
+        super().__init__("Confirm that only part of the list will be verified, or add credits.")
+
+
 class UploadRefused(DomainError):
     """The upload itself is unusable: invalid_file, file_too_large, too_many_rows or invalid_callback_url."""
 
@@ -82,11 +91,10 @@ class Submission:
         }
 
 
-def job_upload_allowed(*, account: Account) -> None:
-    """Bulk needs the Starter plan or above and a balance of at least one credit."""
+def bulk_in_plan(*, account: Account) -> None:
+    """Bulk needs the Starter plan or above (an upload and its preview both ask)."""
     if not account.plan.allows_bulk:
         raise BulkNotInPlan
-    credits_require(account=account, amount=1)
 
 
 def file_too_large() -> UploadRefused:
@@ -130,14 +138,19 @@ def job_submit(
     callback_url: object,
     email_column: str | None = None,
     idempotency: IdempotencyRecord | None = None,
+    partial_ok: bool = True,
 ) -> Submission:
     """Check an upload and create its job. The API and the portal both come in here.
 
     Refusals, in the contract's order: plan, balance, file, callback URL, then the file's
-    rows. Each is a DomainError that changes nothing; the portal shows it on its field.
+    rows, then (`partial_ok=False`, the portal's) a balance below the list's addresses.
+    Each is a DomainError that changes nothing; the portal shows it on its field.
     """
-    job_upload_allowed(account=account)
+    bulk_in_plan(account=account)
+    credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
+    if not partial_ok and account.credit_balance < len(found.addresses):
+        raise PartialNotConfirmed
     return job_create(
         account=account, found=found, callback_url=url, filename=upload_filename(upload), idempotency=idempotency
     )

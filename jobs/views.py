@@ -39,22 +39,17 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
             # The API's own refusal (plan, credits, size, rows, file, callback URL), shown on its field.
             form.add_error(refused.param if refused.param in form.fields else None, refused.message)
         else:
-            if job is not None:
-                messages.success(request, f"Uploaded: {job.total} unique address{'es' if job.total != 1 else ''}.")
-                return redirect("job", job.pk)
+            messages.success(request, f"Uploaded: {job.total} unique address{'es' if job.total != 1 else ''}.")
+            return redirect("job", job.pk)
     context = {"account": account, "form": form, "max_mib": MAX_UPLOAD_BYTES // 2**20, "max_rows": f"{MAX_ROWS:,}"}
     return render(request, "jobs/new.html", context)
 
 
-def _submit(account: Account, form: UploadForm) -> Job | None:
-    """The job, or None when the list costs more than the balance and that was not confirmed."""
+def _submit(account: Account, form: UploadForm) -> Job:
+    """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked."""
     data = form.cleaned_data
     parts = {"upload": data["file"], "callback_url": data["callback_url"], "email_column": data["email_column"] or None}
-    preview, _ = job_preview(account=account, **parts)
-    if 0 < preview["credits_available"] < preview["credits_needed"] and not data["confirm_partial"]:
-        form.add_error("confirm_partial", "Confirm that only part of the list will be verified, or add credits.")
-        return None
-    return job_submit(account=account, **parts).job
+    return job_submit(account=account, **parts, partial_ok=data["confirm_partial"]).job
 
 
 @account_required
