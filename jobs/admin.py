@@ -11,7 +11,7 @@ from lib.admin import ReadOnlyAdmin, ReadOnlyInline
 
 class ChunkInline(ReadOnlyInline):
     model = Chunk
-    fields = ["index", "start", "size", "state", "attempts", "lease_expires_at", "reserved", "processed"]
+    fields = ["index", "size", "state", "attempts", "lease_expires_at", "reserved", "processed"]
 
 
 class CallbackAttemptInline(ReadOnlyInline):

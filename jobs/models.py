@@ -118,7 +118,6 @@ class Chunk(models.Model):
 
     job = models.ForeignKey(Job, models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
-    start = models.PositiveIntegerField(help_text="Offset of the first row in the job's address list.")
     size = models.PositiveIntegerField()
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)

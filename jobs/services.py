@@ -227,7 +227,7 @@ def receipt_headers(job: Job) -> dict[str, str]:
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:
     return [
-        Chunk(job=job, index=index, start=start, size=min(size, job.total - start))
+        Chunk(job=job, index=index, size=min(size, job.total - start))
         for index, start in enumerate(range(0, job.total, size))
     ]
 

@@ -78,7 +78,7 @@ def test_requests_are_counted_and_timed_per_view(metrics_on: None, owner: Person
 
 def test_queue_depth_counts_chunks_waiting(metrics_on: None, owner: Persona) -> None:
     job = Job.objects.create(account=owner.account, input_name="x", total=30)
-    Chunk.objects.bulk_create(Chunk(job=job, index=i, start=i * 10, size=10) for i in range(3))
+    Chunk.objects.bulk_create(Chunk(job=job, index=i, size=10) for i in range(3))
     Chunk.objects.filter(job=job, index=0).update(state=Chunk.State.RUNNING)
     samples = scrape()
     assert value(samples, "verifier_queue_depth") == 2

@@ -77,12 +77,12 @@ def build() -> dict[str, Account]:
 def _jobs(account: Account, now: datetime) -> None:
     job(account, Job.Status.PENDING)
     running = job(account, Job.Status.PROCESSING)
-    Chunk.objects.create(job=running, index=0, start=0, size=5, queued_at=now - timedelta(minutes=10))
-    Chunk.objects.create(job=running, index=1, start=5, size=5, queued_at=now - timedelta(minutes=5))
+    Chunk.objects.create(job=running, index=0, size=5, queued_at=now - timedelta(minutes=10))
+    Chunk.objects.create(job=running, index=1, size=5, queued_at=now - timedelta(minutes=5))
     job(account, Job.Status.FAILED, completed_at=now - timedelta(hours=2))
     job(account, Job.Status.FAILED, completed_at=now - timedelta(days=2))
     crashed = job(account, Job.Status.PROCESSING)
-    Chunk.objects.create(job=crashed, index=0, start=0, size=10, state=Chunk.State.RUNNING, attempts=2)
+    Chunk.objects.create(job=crashed, index=0, size=10, state=Chunk.State.RUNNING, attempts=2)
     done = job(account, Job.Status.COMPLETED, completed_at=now - timedelta(minutes=10), processed=10, unknown=3)
     for state, attempts in [("failed", 5), ("pending", 1), ("delivered", 1)]:
         CallbackDelivery.objects.create(
