@@ -71,18 +71,10 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, exceptions.ParseError):
         return ApiError(400, "invalid_request", f"The request body could not be parsed: {exc.detail}")
     if isinstance(exc, exceptions.NotAuthenticated):
-        return ApiError(
-            401,
-            "authentication_required",
-            "Send your API key as 'Authorization: Bearer <API_KEY>'.",
-            headers={"WWW-Authenticate": 'Bearer realm="api"'},
-        )
+        return _unauthorized("authentication_required", "Send your API key as 'Authorization: Bearer <API_KEY>'.", "")
     if isinstance(exc, exceptions.AuthenticationFailed):
-        return ApiError(
-            401,
-            "invalid_api_key",
-            "The API key is unknown or has been revoked.",
-            headers={"WWW-Authenticate": 'Bearer realm="api", error="invalid_token"'},
+        return _unauthorized(
+            "invalid_api_key", "The API key is unknown or has been revoked.", ', error="invalid_token"'
         )
     if isinstance(exc, (exceptions.NotFound, Http404)):
         return ApiError(404, "not_found", "No such resource.")
@@ -103,6 +95,10 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, exceptions.PermissionDenied):
         return ApiError(403, "forbidden", "You are not allowed to do this.")
     return ApiError(500, "internal_error", "Something went wrong on our side. It has been logged.")
+
+
+def _unauthorized(code: str, message: str, challenge_extra: str) -> ApiError:
+    return ApiError(401, code, message, headers={"WWW-Authenticate": f'Bearer realm="api"{challenge_extra}'})
 
 
 def _first_validation_error(detail: Any, field: str | None = None) -> tuple[str | None, str]:
