@@ -4,6 +4,7 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models
 from django.utils import timezone
 
@@ -77,6 +78,8 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def find(self, raw_key: str) -> ApiKey | None:
         """The active key with this value, its account and plan loaded: one statement.
 
+        A key is active while it is not revoked and its account's owner may log in: staff who
+        deactivate a user (the admin's "active" box) stop that account's keys at once too.
         On every API request, so hand-written (see lib/sql.py). The instances carry only the
         columns the API reads; any other field loads on first access, as with `.only()`.
         """
@@ -84,7 +87,8 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
             f"SELECT k.id, k.last_used_at, a.id, a.credit_balance, p.id, p.code, p.allows_bulk,"
             f" p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
-            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL",
+            f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
+            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active",
             [sha256_hex(raw_key)],
         )
         if row is None:

@@ -55,6 +55,14 @@ def test_revoked_key_is_refused_at_once(owner: Persona) -> None:
     assert_error(owner.verify("jane@good.com"), 401, "invalid_api_key")
 
 
+def test_keys_of_an_owner_staff_deactivated_are_refused_at_once(owner: Persona, outsider: Persona) -> None:
+    assert owner.verify("jane@good.com").status_code == 200
+    owner.account.owner.is_active = False
+    owner.account.owner.save(update_fields=["is_active"])
+    assert_error(owner.verify("jane@good.com"), 401, "invalid_api_key")
+    assert outsider.verify("jane@good.com").status_code == 200
+
+
 def test_key_use_is_recorded(owner: Persona) -> None:
     owner.verify("jane@good.com")
     assert owner.account.api_keys.get().last_used_at is not None
