@@ -7,6 +7,7 @@ stops the process at start-up instead of silently falling back to a default.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -31,29 +32,32 @@ def envbool(name: str, default: bool) -> bool:
 
 
 def envint(name: str, default: int, *, minimum: int | None = None) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+    value = _envnumber(name, int, "an integer")
+    if value is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
     return value
 
 
 def envfloat(name: str, default: float, *, minimum: float = 0.0) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+    value = _envnumber(name, float, "a number")
+    if value is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
     if value <= minimum:
         raise ImproperlyConfigured(f"{name} must be > {minimum}, got {value}")
     return value
+
+
+def _envnumber[N: (int, float)](name: str, parse: Callable[[str], N], kind: str) -> N | None:
+    """The variable parsed with `parse`; None when it is unset or blank."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        return parse(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be {kind}, got {raw!r}") from None
 
 
 def envlist(name: str, default: list[str] | None = None) -> list[str]:
