@@ -75,6 +75,7 @@ OPERATIONS = [
 ]
 
 
+@pytest.mark.django_db  # the first request of a process builds the schema, and that reads the database
 def test_every_operation_of_the_schema_is_fuzzed() -> None:
     schema = schemathesis.openapi.from_wsgi("/v1/openapi.json", application)
     assert sorted((op.path, op.method.upper()) for op in _operations(schema)) == sorted(OPERATIONS)

@@ -30,8 +30,11 @@ def redis_cache(url: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def database_down(transactional_db: None) -> Iterator[None]:
-    """The default connection pointed at a closed loopback port (PostgreSQL) or an unopenable file (SQLite)."""
+def database_down(transactional_db: None, django_db_serialized_rollback: None) -> Iterator[None]:
+    """The default connection pointed at a closed loopback port (PostgreSQL) or an unopenable file (SQLite).
+
+    Out of a transaction, so committed: serialized rollback puts back what the flush takes (tests/support/db.py).
+    """
     saved = dict(connection.settings_dict)
     connection.close()
     if connection.vendor == "sqlite":
