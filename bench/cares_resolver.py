@@ -16,7 +16,6 @@ import heapq
 import selectors
 import time
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import pycares
 
 from verification.engine import dnswire
-from verification.engine.dns import BatchResolver, DomainAnswer, _failure, _Query
+from verification.engine.dns import BatchResolver, DomainAnswer, _failure, _next_turn, _Query
 
 # c-ares statuses that are a nameserver's answer: NXDOMAIN, NOERROR without records.
 _ANSWERS = {pycares.errno.ARES_ENOTFOUND: dnswire.NXDOMAIN, pycares.errno.ARES_ENODATA: dnswire.NOERROR}
@@ -41,12 +40,8 @@ _BAD = pycares.ARES_SOCKET_BAD
 class CaresResolver(BatchResolver):
     """`BatchResolver` with c-ares underneath: see the module docstring."""
 
-    def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
-        batch = _CaresBatch(self)
-        try:
-            return batch.run(list(dict.fromkeys(domains)))
-        finally:
-            batch.close()
+    def batch(self) -> _CaresBatch:  # same run() and close() as the engine's _Batch
+        return _CaresBatch(self)
 
 
 @dataclass(eq=False)
@@ -122,12 +117,9 @@ class _CaresBatch:
 
     def send(self, query: _Query) -> None:
         now = time.monotonic()
-        nameservers = len(self.channels)
-        if now >= query.deadline or query.refused_by >= nameservers:
-            self.answers[query.domain] = _failure(query.domain)
+        server = _next_turn(query, len(self.channels), self.answers, now)
+        if server is None:
             return
-        server = query.tries % nameservers
-        query.tries += 1
         self.sent += 1
         attempt = _Try(query, now)
         self.inflight.add(attempt)

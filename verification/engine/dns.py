@@ -174,11 +174,15 @@ class BatchResolver:
         self.pacer = Pacer(config.timeout, config.max_qps, refilled=now, period_start=now)
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
-        batch = _Batch(self)
+        batch = self.batch()
         try:
             return batch.run(list(dict.fromkeys(domains)))
         finally:
             batch.close()
+
+    def batch(self) -> _Batch:
+        """One `resolve` call's queries in flight (bench/cares_resolver.py puts c-ares's in their place)."""
+        return _Batch(self)
 
     def resolve_tcp(self, domain: str, nameserver: Nameserver) -> dnswire.Reply | None:
         """One query over TCP (RFC 7766), for an answer too large for UDP; None if it fails."""
@@ -247,12 +251,9 @@ class _Batch:
     def send(self, query: _Query) -> None:
         """Send a try to the next nameserver in turn, or fail the query if its time is up."""
         now = time.monotonic()
-        nameservers = len(self.resolver.nameservers)
-        if now >= query.deadline or query.refused_by >= nameservers:
-            self.answers[query.domain] = _failure(query.domain)
+        server = _next_turn(query, len(self.resolver.nameservers), self.answers, now)
+        if server is None:
             return
-        server = query.tries % nameservers
-        query.tries += 1
         self.sent += 1
         slot = self.sent % self.resolver.SOCKETS_PER_NAMESERVER
         sock = self.socket_for(server, slot)
@@ -327,6 +328,16 @@ class _Batch:
             self.selector.unregister(sock)
             sock.close()
         self.selector.close()
+
+
+def _next_turn(query: _Query, nameservers: int, answers: dict[str, DomainAnswer], now: float) -> int | None:
+    """The nameserver that takes the query's next try, in turn; None, with the query failed in
+    `answers`, once its time is up or every nameserver has refused it."""
+    if now >= query.deadline or query.refused_by >= nameservers:
+        answers[query.domain] = _failure(query.domain)
+        return None
+    query.tries += 1
+    return (query.tries - 1) % nameservers
 
 
 def _failure(domain: str) -> DomainAnswer:
