@@ -18,9 +18,7 @@ from lib.errors import DomainError
 
 class InsufficientCredits(DomainError):
     code = "insufficient_credits"
-
-    def __init__(self) -> None:
-        super().__init__("Your credit balance cannot pay for this request.")
+    message = "Your credit balance cannot pay for this request."
 
 
 def credits_require(*, account: Account, amount: int = 1) -> None:

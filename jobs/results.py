@@ -19,23 +19,17 @@ _STATUS_AT = files.RESULT_COLUMNS.index("status")
 
 class JobNotFinished(DomainError):
     code = "job_not_finished"
-
-    def __init__(self) -> None:
-        super().__init__("The job has not finished yet: its results are not ready.")
+    message = "The job has not finished yet: its results are not ready."
 
 
 class ResultsExpired(DomainError):
     code = "results_expired"
-
-    def __init__(self) -> None:
-        super().__init__("This job's files have been deleted after the retention period.")
+    message = "This job's files have been deleted after the retention period."
 
 
 class JobNotFound(DomainError):
     code = "not_found"
-
-    def __init__(self) -> None:
-        super().__init__("No such job.")
+    message = "No such job."
 
 
 def results_file(*, job: Job, statuses: Collection[str], columns: Columns) -> str:

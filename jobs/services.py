@@ -54,18 +54,14 @@ CANCELLED_BY_STAFF = "cancelled by staff"
 
 class BulkNotInPlan(DomainError):
     code = "plan_upgrade_required"
-
-    def __init__(self) -> None:
-        super().__init__("Bulk verification needs the Starter plan or above.")
+    message = "Bulk verification needs the Starter plan or above."
 
 
 class PartialNotConfirmed(DomainError):
     """The portal asks before it runs a list the balance covers only in part; the API does not."""
 
     param = "confirm_partial"
-
-    def __init__(self) -> None:
-        super().__init__("Confirm that only part of the list will be verified, or add credits.")
+    message = "Confirm that only part of the list will be verified, or add credits."
 
 
 class UploadRefused(DomainError):
