@@ -5,7 +5,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
-from jobs.services import job_cancel, job_retry
+from jobs.processing import job_cancel, job_retry
 from lib.admin import ReadOnlyAdmin, ReadOnlyInline
 
 

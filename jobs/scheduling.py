@@ -8,7 +8,7 @@ customers' backlogs, whatever sits ahead of it in the queue.
 
 How many such tasks exist is bounded: a new job queues one per chunk up to
 BULK_PARALLEL_CHUNKS, and a task that ran a chunk queues one successor while any chunk is
-waiting. The claim itself (lease, attempt count, reservation) is `services.chunk_claim`,
+waiting. The claim itself (lease, attempt count, reservation) is `processing.chunk_claim`,
 unchanged: who runs a chunk is decided by its conditional UPDATE, so two workers picking the
 same chunk cost one a second pick, never a second run.
 """

@@ -10,9 +10,9 @@ from django.utils import timezone
 from jobs import files
 from jobs.callbacks import callback_attempt
 from jobs.models import Job
+from jobs.processing import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
 from jobs.results import original_ensure
 from jobs.retention import job_files_expire
-from jobs.services import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
 from lib.priority import lower_priority
 
 

@@ -21,7 +21,7 @@ from django_q.models import Task
 
 from billing.models import LedgerEntry
 from jobs.models import Job
-from jobs.services import MAX_CHUNK_ATTEMPTS, chunk_claim
+from jobs.processing import MAX_CHUNK_ATTEMPTS, chunk_claim
 from tests.conftest import Persona
 
 

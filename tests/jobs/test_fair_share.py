@@ -12,7 +12,7 @@ from django_q.models import OrmQ
 
 from jobs import scheduling
 from jobs.models import Chunk, Job
-from jobs.services import chunk_claim, chunk_run_next
+from jobs.processing import chunk_claim, chunk_run_next
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks, upload
 from tests.support.db import committed_db

@@ -1,0 +1,265 @@
+"""Bulk jobs: process chunk by chunk, complete or fail (staff may cancel or retry).
+
+The database is the source of truth. A chunk is claimed with a conditional
+UPDATE that takes a lease and counts the attempt; its credits are reserved in
+the claim's transaction and recorded on the chunk, so a re-run reuses them. A
+chunk's results count (and are charged) only if its finishing UPDATE still
+finds it leased to the same attempt. A worker killed at any point therefore
+costs at most a re-run of one chunk, never a second charge.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Sequence
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from billing.services import credits_release, credits_reserve
+from jobs import files, scheduling
+from jobs.callbacks import callback_attempt, callback_queue
+from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
+from jobs.scheduling import UNFINISHED
+from lib import metrics, sql
+from verification.engine import Status, Verdict, verify_many
+from verification.engine.core import with_second_chance
+from verification.resolver import domain_lookup
+
+logger = logging.getLogger(__name__)
+
+# A chunk whose claim has been taken this many times without finishing has crashed
+# its workers three times: the job fails rather than crash a fourth.
+MAX_CHUNK_ATTEMPTS = 3
+CANCELLED_BY_STAFF = "cancelled by staff"
+
+
+def chunk_run_next(*, budget: float) -> int:
+    """Run chunks, each the one whose turn it is (jobs/scheduling.py), for up to `budget` seconds.
+
+    Returns how many ran (at least one while any waits). One task goes on from chunk to chunk
+    rather than one task a chunk: a round trip through the queue between chunks would leave the
+    worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
+    it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
+    between.
+    """
+    deadline, ran = time.monotonic() + budget, 0
+    while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
+        chunk = _claim_next()
+        if chunk is None:
+            return ran  # nothing waiting, or every pick taken by other workers, which go on
+        _process(chunk)
+        ran += 1
+        sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
+        os.sched_yield()  # let the web in between chunks
+    if scheduling.work_waiting():
+        scheduling.work_enqueue(1)
+    return ran
+
+
+def _claim_next() -> Chunk | None:
+    for chunk_id in scheduling.chunk_pick():
+        chunk = chunk_claim(chunk_id=chunk_id)
+        if chunk is not None:
+            return chunk
+    return None
+
+
+def chunk_run(*, chunk_id: int) -> None:
+    """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
+    chunk = chunk_claim(chunk_id=chunk_id)
+    if chunk is not None:
+        _process(chunk)
+
+
+def _process(chunk: Chunk) -> None:
+    if chunk.attempts > MAX_CHUNK_ATTEMPTS:
+        job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
+        return
+    try:
+        emails = files.input_rows(chunk.job.input_name, chunk.index, chunk.reserved or 0)
+    except OSError:
+        logger.exception("job %s: input file unreadable", chunk.job_id)
+        job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
+        return
+    verdicts = verify_many(emails, with_second_chance(domain_lookup())) if emails else []
+    part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
+    if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
+        files.delete_quietly(part)
+        return
+    metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
+    job_complete_if_done(job_id=chunk.job_id)
+
+
+def chunk_claim(*, chunk_id: int) -> Chunk | None:
+    """Take the chunk's lease (pending, or running with an expired lease) and its credits."""
+    now = timezone.now()
+    lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    # The chunk's own conditions stay on the UPDATE itself, not in a subquery (as a join with the
+    # job would put them): PostgreSQL re-checks only those after waiting for a row another worker
+    # was claiming, so each waiter would claim the chunk again.
+    unfinished_jobs = Job.objects.filter(status__in=UNFINISHED).values("pk")
+    with transaction.atomic():
+        won = Chunk.objects.filter(scheduling.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs).update(
+            state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
+        )
+        if not won:
+            return None
+        chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
+        # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
+        chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
+        Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
+        if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
+            Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
+                status=Job.Status.PROCESSING, started_at=now
+            )
+            if chunk.reserved is None:
+                _reserve(chunk)
+    return chunk
+
+
+def _reserve(chunk: Chunk) -> None:
+    """Hold credits for the chunk's rows; fewer than its rows makes the job partial."""
+    job = chunk.job
+    wanted = 0 if job.partial else chunk.size
+    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference)
+    chunk.reserved = held
+    chunk.save(update_fields=["reserved"])
+    if held < chunk.size:
+        Job.objects.filter(pk=job.pk).update(partial=True)
+
+
+def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -> bool:
+    """Record the chunk's results and release its unused credits, if the chunk is still ours."""
+    counts = Counter(verdict.status for verdict in verdicts)
+    tallies = {
+        "processed": len(verdicts),
+        "valid": counts[Status.VALID],
+        "invalid": counts[Status.INVALID],
+        "risky": counts[Status.RISKY],
+        "unknown": counts[Status.UNKNOWN],
+    }
+    with transaction.atomic():
+        won = Chunk.objects.filter(pk=chunk.pk, state=Chunk.State.RUNNING, attempts=chunk.attempts).update(
+            state=Chunk.State.DONE, lease_expires_at=None, part_name=part_name, **tallies
+        )
+        if not won:
+            return False
+        Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
+        _breakdown_add(chunk.job_id, verdicts)
+        unused = (chunk.reserved or 0) - len(verdicts)
+        credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
+    return True
+
+
+def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
+    """Add the chunk's rows to the job's breakdown (under the job's row lock, taken by the UPDATE before)."""
+    counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
+    counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
+    counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
+    counts.update(MAIL_PROVIDER_PREFIX + verdict.mail_provider for verdict in verdicts if verdict.mail_provider)
+    job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
+    job.breakdown = dict(Counter(job.breakdown) + counts)
+    job.save(update_fields=["breakdown"])
+
+
+def job_complete_if_done(*, job_id: str) -> bool:
+    """Assemble the result and complete the job once no chunk is left; one caller wins."""
+    if Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).exists():
+        return False
+    if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
+        return False
+    parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
+    name = files.result_assemble(job_id, parts.values_list("part_name", flat=True))
+    with transaction.atomic():
+        won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
+            status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
+        )
+        delivery = None
+        if won:
+            delivery = callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
+            # After the callback: the customer's columns are joined in a task of their own, off the job's clock.
+            transaction.on_commit(lambda: async_task("jobs.tasks.assemble_original", job_id))
+    if not won:
+        files.delete_quietly(name)
+    if delivery is not None:  # now, not behind the bulk tasks queued before it (callbacks.callback_queue)
+        callback_attempt(delivery_id=delivery.pk, number=1)
+    return bool(won)
+
+
+def job_fail(*, job_id: str, reason: str) -> bool:
+    """Stop a job that cannot go on: release what its unfinished chunks hold, send bulk.failed."""
+    with transaction.atomic():
+        unfinished = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
+        locked = list(unfinished.select_for_update())  # chunks before the job, as chunk_claim does
+        won = Job.objects.filter(pk=job_id, status__in=UNFINISHED).update(
+            status=Job.Status.FAILED, failure_reason=reason[:255], completed_at=timezone.now()
+        )
+        if not won:
+            return False
+        job = Job.objects.select_related("account").get(pk=job_id)
+        for chunk in locked:
+            credits_release(account=job.account, amount=chunk.reserved or 0, reference=chunk.reference)
+        unfinished.update(state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0)
+        callback_queue(job=job, event="bulk.failed")
+    return True
+
+
+def job_cancel(*, job_id: str) -> bool:
+    """Staff stop a pending or processing job: it fails, its reservations are released.
+
+    A chunk task that runs afterwards finds the job finished and neither claims nor charges;
+    one running at this moment loses its finishing UPDATE (its chunk is cancelled).
+    """
+    return job_fail(job_id=job_id, reason=CANCELLED_BY_STAFF)
+
+
+def job_retry(*, job_id: str) -> bool:
+    """Staff run a failed job again: its undone chunks start over (attempts reset) and are queued."""
+    now = timezone.now()
+    with transaction.atomic():
+        undone = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
+        locked = list(undone.select_for_update().values_list("pk", flat=True))  # chunks before the job
+        started = Chunk.objects.filter(job_id=job_id, state=Chunk.State.DONE).exists()
+        won = Job.objects.filter(pk=job_id, status=Job.Status.FAILED).update(
+            status=Job.Status.PROCESSING if started else Job.Status.PENDING,
+            failure_reason="",
+            completed_at=None,
+        )
+        if not won:
+            return False
+        Chunk.objects.filter(pk__in=locked).update(
+            state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
+        )
+        transaction.on_commit(lambda: scheduling.work_enqueue(scheduling.work_for_new_job(len(locked))))
+    return True
+
+
+def chunks_requeue_stale() -> int:
+    """Queue work again for chunks nobody is working on: their worker died (lease expired), or every
+    task that would run the waiting chunks was lost. Returns how many tasks it queued.
+
+    Also finishes jobs whose every chunk is done but whose completion was interrupted.
+    """
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    expired = Chunk.objects.filter(
+        state=Chunk.State.RUNNING, lease_expires_at__lt=now, queued_at__lt=cutoff, job__status__in=UNFINISHED
+    )
+    requeued = 0
+    for chunk_id, queued_at in expired.values_list("pk", "queued_at")[:1000]:
+        requeued += Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now)
+    if scheduling.work_stalled(now):
+        requeued += settings.BULK_PARALLEL_CHUNKS
+    scheduling.work_enqueue(requeued)
+    stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
+    for job_id in stuck.values_list("pk", flat=True):
+        async_task("jobs.tasks.complete_job", job_id)
+    return requeued
