@@ -54,12 +54,17 @@ def bulk_net(persona: Persona, job_id: str) -> int:
     return sum(entries.values_list("amount", flat=True))
 
 
+def mixed_job(owner: Persona, settings: Any, run_tasks: RunTasks) -> str:
+    """The MIXED list, run to the end in chunks of three; its job id."""
+    settings.BULK_CHUNK_SIZE = 3
+    with run_tasks():
+        return str(upload(owner, csv_of(MIXED)).json()["id"])
+
+
 def test_job_completes_with_exact_counts_and_one_credit_per_row(
     owner: Persona, settings: Any, run_tasks: RunTasks
 ) -> None:
-    settings.BULK_CHUNK_SIZE = 3
-    with run_tasks():
-        job_id = upload(owner, csv_of(MIXED)).json()["id"]
+    job_id = mixed_job(owner, settings, run_tasks)
     body = job_body(owner, job_id)
     assert body["status"] == "completed"
     assert body["progress"] == {"total": 8, "processed": 8, "valid": 3, "invalid": 3, "risky": 1, "unknown": 1}
@@ -73,9 +78,7 @@ def test_job_completes_with_exact_counts_and_one_credit_per_row(
 def test_result_file_has_every_row_in_upload_order_with_formulas_escaped(
     owner: Persona, settings: Any, run_tasks: RunTasks
 ) -> None:
-    settings.BULK_CHUNK_SIZE = 3
-    with run_tasks():
-        job_id = upload(owner, csv_of(MIXED)).json()["id"]
+    job_id = mixed_job(owner, settings, run_tasks)
     rows = download(owner, job_body(owner, job_id)["result_download_url"])
     assert tuple(rows[0]) == RESULT_COLUMNS
     assert [r[0] for r in rows[1:]] == [
