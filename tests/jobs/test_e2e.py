@@ -18,69 +18,38 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from bench.procs import free_port, group_members, wait_for_port
+from bench.procs import Processes, free_port, group_members, wait_for_port
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
 from tests.support.dns_server import DnsServer
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
 class Stack:
-    env: dict[str, str]
+    processes: Processes
     base_url: str
     database: Path
     api_key: str = ""
     signing_secret: str = ""
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    web: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
 
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, timeout=120
-        )
-        assert done.returncode == 0, done.stderr.decode()
-        return done.stdout.decode()
-
-    def start(self, *args: str) -> subprocess.Popen[bytes]:
-        # A session of its own: qcluster's workers are child processes, killed with their group.
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self.processes.append(process)
-        return process
-
     def start_worker(self) -> None:
-        self.worker = self.start("qcluster")
+        self.worker = self.processes.start(sys.executable, "manage.py", "qcluster")
 
     def kill_worker(self) -> None:
         assert self.worker is not None
         os.killpg(self.worker.pid, signal.SIGKILL)
         self.worker.wait(timeout=10)
-
-    def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
 
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"}
@@ -138,19 +107,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.pop("SITE_URL", None)
-    stack = Stack(env=env, base_url=f"http://127.0.0.1:{port}", database=tmp / "e2e.sqlite3")
-    stack.manage("migrate", "--noinput", "-v0")
-    opened = json.loads(
-        stack.manage("create_account", "--email", "e2e@example.com", "--plan", "starter", "--credits", "5000", "--json")
-    )
-    stack.api_key, stack.signing_secret = opened["api_key"], opened["signing_secret"]
-    try:
-        stack.start("runserver", "--noreload", f"127.0.0.1:{port}")
+    with Processes(env=env) as processes:
+        stack = Stack(processes, base_url=f"http://127.0.0.1:{port}", database=tmp / "e2e.sqlite3")
+        processes.manage("migrate", "--noinput", "-v0")
+        account = ("--email", "e2e@example.com", "--plan", "starter", "--credits", "5000", "--json")
+        opened = json.loads(processes.manage("create_account", *account))
+        stack.api_key, stack.signing_secret = opened["api_key"], opened["signing_secret"]
+        stack.web = processes.start(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
         stack.start_worker()
-        wait_for_port(port)
+        wait_for_port(port, process=stack.web)
         yield stack
-    finally:
-        stack.stop()
 
 
 def addresses(count: int) -> list[str]:
@@ -197,8 +163,8 @@ def test_result_links_of_web_and_worker_follow_the_port(stack: Stack, receiver: 
 def test_killed_worker_loses_nothing_and_charges_each_row_once(
     stack: Stack, receiver: Receiver, dns_server: DnsServer
 ) -> None:
-    dns_server.delay = 0.4
-    emails = addresses(600)
+    dns_server.delay = 0.2  # ten chunks of a second or so: the kill lands mid-job
+    emails = addresses(300)
     job = stack.upload("\n".join(emails).encode(), receiver.url)
     stack.wait_for(job["id"], lambda b: b["progress"]["processed"] > 0, timeout=20)
     stack.kill_worker()
@@ -206,11 +172,11 @@ def test_killed_worker_loses_nothing_and_charges_each_row_once(
     assert interrupted["status"] == "processing"
     stack.start_worker()
     body = stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=40)
-    assert body["progress"]["processed"] == 600
+    assert body["progress"]["processed"] == 300
     rows = result_rows(stack, body["result_download_url"])
     assert [r[0] for r in rows[1:]] == emails  # each row exactly once, in upload order
     charged = stack.sql("SELECT SUM(amount) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job['id']}:%")
-    assert charged == -600
+    assert charged == -300
     balance = stack.sql("SELECT credit_balance FROM accounts_account WHERE public_id IS NOT NULL")
     assert balance == stack.sql("SELECT SUM(amount) FROM billing_ledgerentry")
 
@@ -221,12 +187,13 @@ def test_bulk_workers_run_at_a_lower_priority_than_the_web(stack: Stack, receive
     assert stack.worker is not None
     cluster = group_members(stack.worker.pid)  # qcluster and its worker processes
     assert max(os.getpriority(os.PRIO_PROCESS, pid) for pid in cluster) == 10  # BULK_WORKER_NICENESS
-    assert os.getpriority(os.PRIO_PROCESS, stack.processes[0].pid) == 0  # the web server
+    assert stack.web is not None
+    assert os.getpriority(os.PRIO_PROCESS, stack.web.pid) == 0  # the web server
     # Each runs in a session of its own; with Linux's autogroups the kernel shares the CPU between
     # sessions first, so the worker's session is lowered too (lib/priority.py), the web's is not.
     if autogroup_niceness(stack.worker.pid) is not None:
         assert autogroup_niceness(stack.worker.pid) == 10
-        assert autogroup_niceness(stack.processes[0].pid) == 0
+        assert autogroup_niceness(stack.web.pid) == 0
 
 
 def autogroup_niceness(pid: int) -> int | None:
