@@ -7,7 +7,7 @@ PORT ?= 8000
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
 	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$c"; break; }; done)
 
-.PHONY: run test lint fmt install install-dev migrate bench fuzz e2e clean
+.PHONY: run test test-all lint fmt install install-dev migrate bench fuzz e2e clean
 
 $(VENV)/.runtime: requirements.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)."; exit 1; }
@@ -36,9 +36,20 @@ run: migrate
 	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \
 	$(PY) manage.py runserver 0.0.0.0:$(PORT)
 
+# The default suite, on every core (pytest-xdist): all but the tests that start live processes
+# (e2e), drive Chromium (browser) or build a million rows (volume); `make test-all` runs those
+# too, as CI does. Tests sharing a module's live stack stay on one worker (tests/conftest.py).
+# PYTEST_ARGS="-n0 tests/test_x.py" runs in one process, for a debugger. Bytecode is cached even
+# where PYTHONDONTWRITEBYTECODE is set: each worker would otherwise redo pytest's assertion
+# rewriting of every test module on every run.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n auto
 test: install-dev
 	@mkdir -p var
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PYTEST) -m "not e2e and not browser and not volume" $(PYTEST_ARGS)
+
+test-all: install-dev
+	@mkdir -p var
+	$(PYTEST) $(PYTEST_ARGS)
 
 lint: install-dev
 	$(PY) -m ruff format --check .

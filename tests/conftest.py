@@ -8,8 +8,12 @@ the business from the admin.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +23,52 @@ from accounts.models import Account
 from tests.factories import AccountFactory, UserFactory, issue_key
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
+
+# Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
+# runs each of them whole, so its stack starts once; every other test is scheduled on its own.
+# xdist sends these first (the largest units); none may hold a transactional test, whose flush
+# must come after every plain database test of its worker (pytest-django's order).
+ONE_WORKER_MODULES = frozenset(
+    {
+        "tests/jobs/test_e2e.py",
+        "tests/jobs/test_s3.py",
+        "tests/test_gunicorn.py",
+        "tests/test_metrics_gunicorn.py",
+        "tests/test_readme_examples.py",
+    }
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`make test` and `make test-all` run on every core (pytest-xdist), scheduled here.
+
+    Not with xdist's own `xdist_group` marks: pytest 9.2 ignores the node ids they rewrite. Tests keep
+    pytest-django's order within a worker (transactional ones last)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleStacks(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = _module(nodeid)
+            return module if module in ONE_WORKER_MODULES else nodeid
+
+    return ModuleStacks(config, log)
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep ONE_WORKER_MODULES' rule checked rather than remembered."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        transactional = bool(marker and marker.kwargs.get("transaction")) or bool(
+            {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+        )
+        if transactional and _module(item.nodeid) in ONE_WORKER_MODULES:
+            raise pytest.UsageError(f"{item.nodeid}: a transactional test in ONE_WORKER_MODULES (tests/conftest.py)")
+
 
 # The loopback zone every test starts from. Tests may add names; they are reset after.
 BASE_ZONE = {
@@ -35,6 +85,17 @@ BASE_ZONE = {
     "xn--mnchen-3ya.de": MX("mx.muenchen.de"),
     "gmsil.com": MX("mx.gmsil.com"),
 }
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file with every migration applied, made once a worker: a live stack starts from a
+    copy of it (`shutil.copyfile`) instead of migrating a database of its own, seconds each."""
+    path = tmp_path_factory.mktemp("migrated") / "db.sqlite3"
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | {"DATABASE_URL": f"sqlite:///{path}"}
+    manage = Path(__file__).resolve().parents[1] / "manage.py"
+    subprocess.run([sys.executable, str(manage), "migrate", "--noinput", "-v0"], env=env, check=True, timeout=120)
+    return path
 
 
 @pytest.fixture(scope="session")

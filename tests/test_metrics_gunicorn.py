@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -64,10 +65,10 @@ def stack_env(tmp: Path, dns_server: DnsServer) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> Iterator[Stack]:
-    port = free_port()
-    with Processes(env=stack_env(tmp_path_factory.mktemp("metrics"), dns_server)) as processes:
-        processes.manage("migrate", "--noinput", "-v0")
+def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
+    port, tmp = free_port(), tmp_path_factory.mktemp("metrics")
+    with Processes(env=stack_env(tmp, dns_server)) as processes:
+        shutil.copyfile(migrated_sqlite, tmp / "db.sqlite3")
         argv = ["--plan", "starter", "--credits", "1000", "--json"]
         opened = json.loads(processes.manage("create_account", "--email", "ops@example.com", *argv))
         argv = ["-c", "config/gunicorn.conf.py", "-b", f"127.0.0.1:{port}", "-w", str(WORKERS)]

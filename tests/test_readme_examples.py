@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -89,7 +90,9 @@ class LiveService:
 
 
 @pytest.fixture(scope="module")
-def live_service(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> Iterator[LiveService]:
+def live_service(
+    tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path
+) -> Iterator[LiveService]:
     tmp, port = tmp_path_factory.mktemp("readme"), free_port()
     env = {
         **{k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "SITE_URL"}},
@@ -101,7 +104,7 @@ def live_service(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer
         "LOG_LEVEL": "WARNING",
     }
     with Processes(env=env) as processes:
-        processes.manage("migrate", "--noinput", "-v0")
+        shutil.copyfile(migrated_sqlite, tmp / "db.sqlite3")
         demo = ["--email", "demo@example.com", "--plan", "starter", "--credits", "1000", "--json"]
         api_key = json.loads(processes.manage("create_account", *demo))["api_key"]
         web = processes.start(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")

@@ -109,7 +109,8 @@ def receiver(settings: Any) -> Iterator[Receiver]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the loop to look, 0.5 s a test by default.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/bulk"
     yield state

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -86,7 +87,7 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("e2e")
     port = free_port()
     env = {
@@ -109,7 +110,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer) -> It
     env.pop("SITE_URL", None)
     with Processes(env=env) as processes:
         stack = Stack(processes, base_url=f"http://127.0.0.1:{port}", database=tmp / "e2e.sqlite3")
-        processes.manage("migrate", "--noinput", "-v0")
+        shutil.copyfile(migrated_sqlite, stack.database)
         account = ("--email", "e2e@example.com", "--plan", "starter", "--credits", "5000", "--json")
         opened = json.loads(processes.manage("create_account", *account))
         stack.api_key, stack.signing_secret = opened["api_key"], opened["signing_secret"]
