@@ -5,12 +5,15 @@ Domain code raises `lib.errors.DomainError`s, free of HTTP; here each gets its s
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -116,8 +119,28 @@ def json_error(status: int, code: str, message: str, param: str | None = None) -
     return HttpResponse(render_json(error_body(code, message, param)), status=status, content_type=JSON_CONTENT_TYPE)
 
 
+# The API's plain Django views are csrf_exempt, as DRF's are: the API authenticates by a bearer key,
+# never by a cookie, and Django's check would refuse a POST with its HTML page, not the error shape.
+@csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     return json_error(404, "not_found", f"No such endpoint: {request.method} {request.path}.")
+
+
+def reads_only[V: Callable[..., HttpResponseBase]](view: V) -> V:
+    """A page under /v1/ that only reads (the API reference): any other method is the contract's 405."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if request.method in _READS:
+            return view(request, *args, **kwargs)
+        response = json_error(405, "method_not_allowed", f'Method "{request.method}" not allowed.')
+        response["Allow"] = ", ".join(_READS)
+        return response
+
+    return csrf_exempt(wrapped)  # type: ignore[return-value]
+
+
+_READS = ("GET", "HEAD", "OPTIONS")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from api.exceptions import api_not_found
+from api.exceptions import api_not_found, reads_only
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
@@ -24,7 +24,11 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
     path("", include("jobs.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
-    path("docs", csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi-schema")), name="api-docs"),
+    path(
+        "docs",
+        reads_only(csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi-schema"))),
+        name="api-docs",
+    ),
     re_path(r"^[\s\S]*$", api_not_found),  # not ".*": a path may hold a newline (%0A) too
 ]
 

@@ -136,6 +136,26 @@ def test_unknown_path_is_404_in_the_error_shape(owner: Persona, path: str) -> No
     assert_error(owner.get(path), 404, "not_found")
 
 
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+@pytest.mark.parametrize(
+    ("path", "status", "code"),
+    [
+        ("/v1/bulk", 404, "not_found"),
+        ("/v1/", 404, "not_found"),
+        ("/v1/results/not-a-token", 404, "not_found"),
+        ("/v1/docs", 405, "method_not_allowed"),
+    ],
+)
+def test_a_write_to_an_unknown_path_or_a_read_only_page_is_refused_in_the_error_shape(
+    owner: Persona, method: str, path: str, status: int, code: str
+) -> None:
+    # A client as browsers are held to it: Django's CSRF check refused these before the view, with its HTML page.
+    client = Client(enforce_csrf_checks=True)
+    response = getattr(client, method)(path, data="{}", content_type="application/json", headers=owner.auth({}))
+    assert_error(response, status, code)
+    assert response["Content-Type"].startswith("application/json")
+
+
 def test_unhandled_exception_is_500_without_a_stack_trace(owner: Persona, monkeypatch) -> None:
     # The one place we force a failure: a broken verdict cache table would surface like this.
     from verification import models
