@@ -14,7 +14,7 @@ from pathlib import Path
 from bench import bulk, engine, fairness, peer, report, scaling, single, weather
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
-from bench.procs import ROOT, Processes
+from bench.procs import ROOT, Processes, interruptible
 from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather")
@@ -50,6 +50,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     signal.signal(signal.SIGTERM, _terminate)  # stop everything as on Ctrl-C
+    interruptible()
     results: list[Measurement] = []
     failures: list[str] = []
     started = time.monotonic()

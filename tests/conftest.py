@@ -20,6 +20,7 @@ import pytest
 from django.test import Client
 
 from accounts.models import Account
+from bench.procs import interruptible
 from tests.factories import AccountFactory, UserFactory, issue_key
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
@@ -37,6 +38,10 @@ ONE_WORKER_MODULES = frozenset(
         "tests/test_readme_examples.py",
     }
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    interruptible()  # live stacks stop on SIGINT however the suite was started (bench/procs.py)
 
 
 @pytest.hookimpl(tryfirst=True)
