@@ -1,6 +1,9 @@
 from csp.decorators import csp_update
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import URLPattern, URLResolver, include, path, re_path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from api.exceptions import api_not_found, reads_only
@@ -34,6 +37,8 @@ api_v1: list[URLPattern | URLResolver] = [
 
 urlpatterns = [
     path("", include("ops.urls")),
+    # Browsers ask for /favicon.ico on every page that names none: the portal's, the admin's, the API reference.
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
     path("admin/dashboard/", dashboard, name="admin-dashboard"),  # before the admin's catch-all
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.test import Client
 from django.urls import reverse
 
@@ -32,6 +33,12 @@ def test_anonymous_visitor_cannot_reach_a_key_revoke_page(owner: Persona) -> Non
 @pytest.mark.parametrize("name", PUBLIC_PAGES)
 def test_public_pages_open_without_log_in(db: None, name: str) -> None:
     assert Client().get(reverse(name)).status_code == 200
+
+
+def test_the_icon_browsers_ask_every_page_for_is_there() -> None:
+    response = Client().get("/favicon.ico")
+    assert (response.status_code, response["Location"]) == (301, "/static/favicon.svg")
+    assert finders.find("favicon.svg")
 
 
 @pytest.mark.parametrize("name", PRIVATE_PAGES)
