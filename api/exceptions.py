@@ -17,8 +17,8 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from api.renderers import JSON_CONTENT_TYPE, render_json
 from lib.errors import DomainError
+from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +28,7 @@ DOMAIN_STATUS = {
     "invalid_request": 400,
     "invalid_file": 400,
     "invalid_callback_url": 400,
+    "deep_mode_disabled": 400,
     "insufficient_credits": 402,
     "plan_upgrade_required": 403,
     "not_found": 404,

@@ -5,9 +5,9 @@ of a request that spent the last credit replays, it is never refused with 402.
 
 A key is claimed by inserting a row (unique per account and key). A second request with the
 key then finds the row: a different body is 422, a request still running is 409, a finished
-one is replayed byte for byte. The service completes the row in the same transaction as its
-charge, so a charged request always has its replay. A request that ends in an error deletes
-its row, so errors are never stored.
+one is replayed byte for byte. The view completes the claim inside the service's charging
+transaction (`verification_charged`, `job_submitted` yield there), so a charged request always
+has its replay. A request that ends in an error deletes its row, so errors are never stored.
 """
 
 from __future__ import annotations
@@ -45,8 +45,13 @@ class Claim:
     record: IdempotencyRecord | None = None
     replay: HttpResponse | None = None
 
-    def __enter__(self) -> IdempotencyRecord | None:
-        return self.record
+    def __enter__(self) -> Claim:
+        return self
+
+    def complete(self, *, status: int, body: bytes, headers: dict[str, str]) -> None:
+        """Store the reply to replay (no key sent: nothing to store). Call it in the charge's transaction."""
+        if self.record is not None:
+            self.record.complete(status=status, body=body, headers=headers)
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         if exc_type is not None and self.record is not None:

@@ -231,7 +231,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["api.renderers.UTF8JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["lib.jsonbody.UTF8JSONRenderer"],
     "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,

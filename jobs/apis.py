@@ -1,17 +1,18 @@
 from __future__ import annotations
 
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Q
-from django.http import HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiCallback, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers as drf_serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.exceptions import ApiError
+from api.exceptions import json_error
 from api.idempotency import fingerprint, idempotency_claim
-from api.renderers import render_json
 from api.views import (
     BODY_ERRORS,
     IDEMPOTENCY_HEADER,
@@ -21,15 +22,21 @@ from api.views import (
     validated,
 )
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
+from jobs.downloads import download_find, download_name, download_url
 from jobs.models import Job, is_job_id
-from jobs.retention import job_delete
+from jobs.processing import job_delete
+from jobs.results import STATUSES, JobNotFound, results_file
 from jobs.serializers import (
     BulkSubmitResponseSerializer,
     CallbackBodySerializer,
     JobListQuerySerializer,
     JobSerializer,
+    PreviewSerializer,
+    ResultsQuerySerializer,
 )
-from jobs.services import file_too_large, job_submit, receipt_headers
+from jobs.services import file_too_large, job_preview, job_submitted
+from lib.errors import DomainError
+from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 
 UPLOAD_ERRORS = {
     400: "invalid_file, invalid_callback_url or invalid_request (a bad Idempotency-Key)",
@@ -100,18 +107,20 @@ class BulkSubmitApi(AccountAPIView):
         claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted)
         if claim.replay is not None:
             return claim.replay
-        with claim as record:
-            submission = job_submit(
-                account=self.account,
-                upload=upload,
-                callback_url=callback_url,
-                email_column=email_column,
-                idempotency=record,
-            )
-        response = HttpResponse(render_json(submission.receipt()), status=202)
-        for name, value in receipt_headers(submission.job).items():
+        submitted = job_submitted(
+            account=self.account, upload=upload, callback_url=callback_url, email_column=email_column
+        )
+        with claim, submitted as submission:
+            body, headers = render_json(submission.receipt()), _receipt_headers(submission.job)
+            claim.complete(status=202, body=body, headers=headers)
+        response = HttpResponse(body, status=202)
+        for name, value in headers.items():
             response[name] = value
         return response
+
+
+def _receipt_headers(job: Job) -> dict[str, str]:
+    return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
 
 
 def _refuse_obviously_too_large(request: Request) -> None:
@@ -141,7 +150,7 @@ class JobDetailApi(AccountAPIView):
     def get(self, request: Request, job_id: str) -> Response:
         job = Job.objects.filter(pk=job_id, account=self.account).first()
         if job is None:
-            raise ApiError(404, "not_found", "No such job.")
+            raise JobNotFound
         return Response(JobSerializer(job).data)
 
     @extend_schema(
@@ -190,9 +199,87 @@ class JobListApi(AccountAPIView):
         cursor = Job.objects.filter(account=self.account, pk=job_id).first() if is_job_id(job_id) else None
         if cursor is None:
             message = f"starting_after: {job_id!r} is not the id of one of your jobs."
-            raise ApiError(400, "invalid_request", message, "starting_after")
+            raise DomainError(message, "starting_after")
         return cursor
 
 
 def _after(cursor: Job) -> Q:
     return Q(created_at__lt=cursor.created_at) | Q(created_at=cursor.created_at, id__lt=cursor.pk)
+
+
+class BulkPreviewApi(AccountAPIView):
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="verify_bulk_preview",
+        request={"multipart/form-data": {"type": "object", "properties": UPLOAD_PARTS}},
+        responses={
+            200: PreviewSerializer,
+            **error_responses(
+                *BODY_ERRORS,
+                403,
+                422,
+                described={400: "invalid_request (email_column), invalid_file or invalid_callback_url"},
+            ),
+        },
+        summary="What an upload would be, free: counts, the detected column, credits needed",
+        description=(
+            "The same parts, limits, plan check and errors as POST /v1/verify/bulk, but no balance check: "
+            "no job is made, no file kept and no credit moved."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        _refuse_obviously_too_large(request)
+        preview, _ = job_preview(
+            account=self.account,
+            upload=request.FILES.get("file"),
+            callback_url=request.POST.get("callback_url") or "",
+            email_column=request.POST.get("email_column"),
+        )
+        return Response(preview)
+
+
+class JobResultsApi(AccountAPIView):
+    @extend_schema(
+        operation_id="job_results",
+        parameters=[ResultsQuerySerializer],
+        responses={
+            302: OpenApiResponse(description="Location: a fresh download URL, valid 1 hour."),
+            **error_responses(
+                400,
+                404,
+                409,
+                410,
+                described={
+                    400: "invalid_request: status or columns is not one of the allowed values",
+                    404: "not_found: no such job of yours, or the job failed (it has no results)",
+                    409: "job_not_finished: the job is pending or processing",
+                },
+            ),
+        },
+        summary="Download a finished job's results, filtered by status, with or without your columns",
+        description=(
+            "columns=original puts your file's columns first, then the verdict columns prefixed verifier_. "
+            "409 job_not_finished while it runs, 404 for a failed job, 410 results_expired after retention."
+        ),
+    )
+    def get(self, request: Request, job_id: str) -> HttpResponse:
+        query = validated(ResultsQuerySerializer, request.query_params.dict())
+        job = Job.objects.filter(pk=job_id, account=self.account).first()
+        if job is None:
+            raise JobNotFound
+        name = results_file(job=job, statuses=query.get("status", STATUSES), columns=query["columns"])
+        return HttpResponseRedirect(download_url(job, name))
+
+
+@csrf_exempt  # a link in a callback or an API answer, opened without a session (api/exceptions.py)
+def result_download(request: HttpRequest, token: str) -> HttpResponseBase:
+    """A result link (jobs/downloads.py): no API key, like S3's presigned URLs; 404 once it is stale."""
+    found = download_find(token) if request.method in ("GET", "HEAD") else None
+    if found is None:
+        return json_error(404, "not_found", "This download link is unknown or has expired.")
+    job, name = found
+    response = FileResponse(default_storage.open(name, "rb"), as_attachment=True, filename=download_name(job, name))
+    response["Content-Type"] = "text/csv; charset=utf-8"
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -12,15 +12,13 @@ from datetime import timedelta
 from typing import TypedDict
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
-from django_q.models import Schedule
-from django_q.tasks import async_task, schedule
 
-from api.renderers import render_json
+from jobs import queue
 from jobs.downloads import result_url
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from lib import metrics, outbound
+from lib.jsonbody import render_json
 from lib.signing import signature_header
 
 MAX_ATTEMPTS = 6  # the first try and 5 retries
@@ -51,7 +49,7 @@ def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
     if not job.callback_url:
         return None
     delivery = CallbackDelivery.objects.create(job=job, event=event, url=job.callback_url)
-    transaction.on_commit(lambda: async_task("jobs.tasks.deliver_callback", delivery.pk, 1))
+    queue.callback_attempt_on_commit(delivery.pk, 1)
     return delivery
 
 
@@ -137,11 +135,6 @@ def _after_attempt(delivery: CallbackDelivery, number: int, ok: bool, permanent:
     elif permanent or number >= MAX_ATTEMPTS:
         pending.update(state=CallbackDelivery.State.FAILED)
     else:
-        schedule(
-            "jobs.tasks.deliver_callback",
-            delivery.pk,
-            number + 1,
-            name=f"callback-{delivery.event_id}-{number + 1}",
-            schedule_type=Schedule.ONCE,
-            next_run=now + retry_delay(number),
+        queue.callback_attempt_at(
+            delivery.pk, number + 1, name=f"callback-{delivery.event_id}-{number + 1}", when=now + retry_delay(number)
         )

@@ -3,7 +3,7 @@
 With S3 (django-storages) it is S3's presigned URL. With local storage it is a
 URL of ours carrying a TimestampSigner token for the job id and the file; it needs
 no API key (like a presigned URL) and after an hour, with a tampered token, or once
-the job or its files are gone, it is 404.
+the job or its files are gone, it finds nothing (the view, `jobs.apis.result_download`, answers 404).
 """
 
 from __future__ import annotations
@@ -11,11 +11,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core import signing
 from django.core.files.storage import FileSystemStorage, default_storage
-from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt
 
-from api.exceptions import json_error
 from jobs.models import Job
 
 URL_LIFETIME_SECONDS = 3600
@@ -36,31 +33,24 @@ def download_url(job: Job, name: str) -> str:
     return settings.SITE_URL + reverse("job-result-download", args=[token])
 
 
-@csrf_exempt  # a link in a callback or an API answer, opened without a session (api/exceptions.py)
-def result_download(request: HttpRequest, token: str) -> HttpResponseBase:
+def download_find(token: str) -> tuple[Job, str] | None:
+    """The completed job and file a download token names, while it is valid and the file is there."""
     try:
         job_id, name = signing.TimestampSigner(salt=_SALT).unsign_object(token, max_age=URL_LIFETIME_SECONDS)
     except (signing.BadSignature, ValueError, TypeError):  # also SignatureExpired
-        return _not_found()
+        return None
     job = Job.objects.filter(pk=job_id, status=Job.Status.COMPLETED, files_expired_at__isnull=True).first()
-    if job is None or request.method not in ("GET", "HEAD") or not _serves(job, name):
-        return _not_found()
-    response = FileResponse(default_storage.open(name, "rb"), as_attachment=True, filename=_download_name(job, name))
-    response["Content-Type"] = "text/csv; charset=utf-8"
-    response["Cache-Control"] = "private, no-store"
-    return response
+    if job is None or not _serves(job, name):
+        return None
+    return job, name
 
 
-def _serves(job: Job, name: str) -> bool:
-    return isinstance(name, str) and name.startswith(f"jobs/{job.pk}/") and default_storage.exists(name)
-
-
-def _download_name(job: Job, name: str) -> str:
+def download_name(job: Job, name: str) -> str:
     """`<their file name>-<variant>.csv`: results, original, or the filter (e.g. original-valid-risky)."""
     stem = (job.filename or job.pk).rsplit(".", 1)[0]
     variants = {job.result_name: "results", job.original_name: "original"}
     return f"{stem}-{variants.get(name) or name.rsplit('/', 1)[-1].removesuffix('.csv')}.csv"
 
 
-def _not_found() -> HttpResponse:
-    return json_error(404, "not_found", "This download link is unknown or has expired.")
+def _serves(job: Job, name: str) -> bool:
+    return isinstance(name, str) and name.startswith(f"jobs/{job.pk}/") and default_storage.exists(name)

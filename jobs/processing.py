@@ -1,4 +1,4 @@
-"""Bulk jobs: process chunk by chunk, complete or fail (staff may cancel or retry).
+"""Bulk jobs: process chunk by chunk, complete or fail (staff may cancel or retry), or be deleted.
 
 The database is the source of truth. A chunk is claimed with a conditional
 UPDATE that takes a lease and counts the attempt; its credits are reserved in
@@ -21,12 +21,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from django_q.tasks import async_task
 
+from accounts.models import Account
 from billing.services import credits_release, credits_reserve
-from jobs import files, scheduling
+from jobs import files, queue, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
+from jobs.results import JobNotFound
 from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
 from verification.engine import Status, Verdict, verify_many
@@ -185,8 +186,8 @@ def job_complete_if_done(*, job_id: str) -> bool:
         delivery = None
         if won:
             delivery = callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
-            # After the callback: the customer's columns are joined in a task of their own, off the job's clock.
-            transaction.on_commit(lambda: async_task("jobs.tasks.assemble_original", job_id))
+            # After the callback: the customer's columns are joined in a task of their own.
+            queue.original_assembly_on_commit(job_id)
     if not won:
         files.delete_quietly(name)
     if delivery is not None:  # now, not behind the bulk tasks queued before it (callbacks.callback_queue)
@@ -197,19 +198,47 @@ def job_complete_if_done(*, job_id: str) -> bool:
 def job_fail(*, job_id: str, reason: str) -> bool:
     """Stop a job that cannot go on: release what its unfinished chunks hold, send bulk.failed."""
     with transaction.atomic():
-        unfinished = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
-        locked = list(unfinished.select_for_update())  # chunks before the job, as chunk_claim does
+        unfinished = _lock_unfinished(job_id)
         won = Job.objects.filter(pk=job_id, status__in=UNFINISHED).update(
             status=Job.Status.FAILED, failure_reason=reason[:255], completed_at=timezone.now()
         )
         if not won:
             return False
         job = Job.objects.select_related("account").get(pk=job_id)
-        for chunk in locked:
-            credits_release(account=job.account, amount=chunk.reserved or 0, reference=chunk.reference)
-        unfinished.update(state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0)
+        _release(job.account, unfinished)
+        Chunk.objects.filter(pk__in=[chunk.pk for chunk in unfinished]).update(
+            state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0
+        )
         callback_queue(job=job, event="bulk.failed")
     return True
+
+
+def job_delete(*, account: Account, job_id: str) -> None:
+    """Stop the job if it runs (unused reservations released, no callback), delete it and its files.
+
+    The ledger keeps its entries (they name the job in `reference`, not by a foreign key). A
+    worker on one of its chunks at this moment loses its finishing UPDATE and charges nothing.
+    """
+    if not Job.objects.filter(pk=job_id, account=account).exists():
+        raise JobNotFound
+    with transaction.atomic():
+        unfinished = _lock_unfinished(job_id)
+        deleted, _ = Job.objects.filter(pk=job_id, account=account).delete()  # its chunks and callbacks too
+        if not deleted:
+            raise JobNotFound
+        _release(account, unfinished)
+    files.job_files_delete(job_id)
+
+
+def _lock_unfinished(job_id: str) -> list[Chunk]:
+    """The job's chunks not done, locked: chunks before the job, in the order chunk_claim takes them."""
+    return list(Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).select_for_update())
+
+
+def _release(account: Account, chunks: list[Chunk]) -> None:
+    """Give back what these chunks hold (a chunk's reservation covers rows it never finished)."""
+    for chunk in chunks:
+        credits_release(account=account, amount=chunk.reserved or 0, reference=chunk.reference)
 
 
 def job_cancel(*, job_id: str) -> bool:
@@ -261,5 +290,5 @@ def chunks_requeue_stale() -> int:
     scheduling.work_enqueue(requeued)
     stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
     for job_id in stuck.values_list("pk", flat=True):
-        async_task("jobs.tasks.complete_job", job_id)
+        queue.job_completion(job_id)
     return requeued

@@ -20,8 +20,8 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db.models import Min, Q
 from django.utils import timezone
-from django_q.tasks import async_task
 
+from jobs import queue
 from jobs.models import Chunk, Job
 
 UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
@@ -30,8 +30,7 @@ NEVER = datetime.min.replace(tzinfo=UTC)
 
 def work_enqueue(count: int) -> None:
     """Queue `count` tasks that each run whichever chunk's turn it is."""
-    for _ in range(count):
-        async_task("jobs.tasks.run_next_chunk")
+    queue.chunk_work(count)
 
 
 def work_for_new_job(chunks: int) -> int:

@@ -5,17 +5,17 @@ chunks, and the time it is estimated to take. Running the chunks is jobs/process
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TypedDict
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from accounts.models import Account
-from api.models import IdempotencyRecord
-from api.renderers import JSON_CONTENT_TYPE, render_json
 from billing.services import credits_require
 from jobs import files, scheduling
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
@@ -101,29 +101,34 @@ def _checked_callback_url(url: object) -> str:
     return url
 
 
-def job_submit(
-    *,
-    account: Account,
-    upload: object,
-    callback_url: object,
-    email_column: str | None = None,
-    idempotency: IdempotencyRecord | None = None,
-    partial_ok: bool = True,
-) -> Submission:
+@contextmanager
+def job_submitted(
+    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
-    Refusals, in the contract's order: plan, balance, file, callback URL, then the file's
+    Refusals, in the order docs/api.md gives: plan, balance, file, callback URL, then the file's
     rows, then (`partial_ok=False`, the portal's) a balance below the list's addresses.
-    Each is a DomainError that changes nothing; the portal shows it on its field.
+    Each is a DomainError that changes nothing; the portal shows it on its field. The
+    submission is yielded inside the transaction that creates the job (see `job_created`).
     """
     bulk_in_plan(account=account)
     credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
-    return job_create(
-        account=account, found=found, callback_url=url, filename=upload_filename(upload), idempotency=idempotency
-    )
+    with job_created(account=account, found=found, callback_url=url, filename=upload_filename(upload)) as submission:
+        yield submission
+
+
+def job_submit(
+    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+) -> Submission:
+    """`job_submitted` for a caller with nothing to write beside the job (the portal)."""
+    with job_submitted(
+        account=account, upload=upload, callback_url=callback_url, email_column=email_column, partial_ok=partial_ok
+    ) as submission:
+        return submission
 
 
 def upload_check(*, upload: object, callback_url: object, email_column: str | None) -> tuple[AddressList, str]:
@@ -143,18 +148,15 @@ def upload_filename(upload: object) -> str | None:
     return "".join(char for char in name if char.isprintable())[:255] or None  # no NUL, controls or surrogates
 
 
-def job_create(
-    *,
-    account: Account,
-    found: AddressList,
-    callback_url: str,
-    filename: str | None = None,
-    idempotency: IdempotencyRecord | None = None,
-) -> Submission:
+@contextmanager
+def job_created(
+    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None
+) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
-    The idempotency record (if any) gets the submission's receipt in the same transaction.
-    If anything fails, the stored file is deleted: nothing is left behind.
+    The submission is yielded inside the transaction that creates the job: what the caller writes
+    in its `with` block (the API's idempotent reply) commits with the job or not at all. If anything
+    fails, the stored file is deleted: nothing is left behind.
     """
     job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses))
     name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
@@ -170,15 +172,12 @@ def job_create(
                 columns=found.columns,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-            submission = Submission(job, estimated_seconds(job.total, addresses=found.addresses))
-            if idempotency is not None:
-                idempotency.complete(status=202, body=render_json(submission.receipt()), headers=receipt_headers(job))
             tasks = scheduling.work_for_new_job(job.chunks.count())
             transaction.on_commit(lambda: scheduling.work_enqueue(tasks))
+            yield Submission(job, estimated_seconds(job.total, addresses=found.addresses))
     except BaseException:
         files.input_delete(name)
         raise
-    return submission
 
 
 # A small list still runs in several chunks, so its progress moves rather than jumping from 0 to 100%.
@@ -189,10 +188,6 @@ MIN_CHUNK_SIZE = 25
 def chunk_size_for(total: int) -> int:
     """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it."""
     return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
-
-
-def receipt_headers(job: Job) -> dict[str, str]:
-    return {"Content-Type": JSON_CONTENT_TYPE, "Location": f"/v1/jobs/{job.pk}"}
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:
@@ -242,3 +237,47 @@ def _seconds_at_max_qps(addresses: Sequence[str]) -> int:
     domains = {parsed.ascii_domain for address in addresses if (parsed := parse(address))}
     uncached = len(domains) - len(DomainRecord.objects.get_many(domains))
     return math.ceil(uncached / max_qps)
+
+
+# A preview: what an upload would be, free (no job, no file kept, no credit moved).
+SAMPLE_SIZE = 5
+
+
+class Preview(TypedDict):
+    rows: int
+    unique: int
+    duplicates: int
+    invalid_syntax: int
+    email_column: str | int
+    has_header: bool
+    columns: list[str]
+    sample: list[str]
+    credits_needed: int
+    credits_available: int
+    estimated_seconds: int
+
+
+def job_preview(
+    *, account: Account, upload: object, callback_url: object, email_column: str | None
+) -> tuple[Preview, AddressList]:
+    """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
+    bulk_in_plan(account=account)
+    found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
+    return preview_of(found, credits_available=account.credit_balance), found
+
+
+def preview_of(found: AddressList, *, credits_available: int) -> Preview:
+    unique = len(found.addresses)
+    return {
+        "rows": found.rows,
+        "unique": unique,
+        "duplicates": found.duplicates,
+        "invalid_syntax": sum(parse(address) is None for address in found.addresses),
+        "email_column": found.columns[found.email_column] if found.has_header else found.email_column + 1,
+        "has_header": found.has_header,
+        "columns": found.columns,
+        "sample": found.addresses[:SAMPLE_SIZE],
+        "credits_needed": unique,
+        "credits_available": credits_available,
+        "estimated_seconds": estimated_seconds(unique, addresses=found.addresses),
+    }

@@ -1,9 +1,7 @@
 from django.urls import path
 
 import jobs.converters  # noqa: F401  (registers <job_id:...>)
-from jobs.apis import BulkSubmitApi, JobDetailApi, JobListApi
-from jobs.downloads import result_download
-from jobs.result_apis import BulkPreviewApi, JobResultsApi
+from jobs.apis import BulkPreviewApi, BulkSubmitApi, JobDetailApi, JobListApi, JobResultsApi, result_download
 
 urlpatterns = [
     path("verify/bulk", BulkSubmitApi.as_view(), name="api-verify-bulk"),

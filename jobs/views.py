@@ -17,10 +17,9 @@ from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
-from jobs.preview import Preview, job_preview
+from jobs.processing import job_delete
 from jobs.results import STATUSES, Columns, results_file
-from jobs.retention import job_delete
-from jobs.services import job_submit
+from jobs.services import Preview, job_preview, job_submit
 from lib.errors import DomainError
 
 JOBS_PER_PAGE = 20

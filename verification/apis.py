@@ -6,12 +6,11 @@ from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
-from api.exceptions import ApiError
 from api.idempotency import idempotency_claim, json_fingerprint
-from api.renderers import JSON_CONTENT_TYPE, render_json
 from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
+from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from verification.serializers import VerificationResultSerializer, VerifyRequestSerializer, verify_request
-from verification.services import verification_run
+from verification.services import DeepModeDisabled, verification_charged
 
 VERIFY_ERRORS = {
     400: "invalid_request (malformed JSON, a missing or wrongly typed field, an email over 1,000 characters, "
@@ -40,11 +39,12 @@ class VerifyApi(AccountAPIView):
         started = getattr(request._request, "started_at", time.perf_counter())
         email, mode = verify_request(request.data)
         if mode == "deep":
-            raise ApiError(400, "deep_mode_disabled", "Deep validation is not available yet.", "validation_mode")
+            raise DeepModeDisabled
         key = request.headers.get(IDEMPOTENCY_HEADER)
         claim = idempotency_claim(account=self.account, key=key, fingerprint=json_fingerprint(request.data))
         if claim.replay is not None:
             return claim.replay
-        with claim as record:
-            result = verification_run(account=self.account, email=email, started=started, idempotency=record)
-        return HttpResponse(render_json(result.to_dict()), content_type=JSON_CONTENT_TYPE)
+        with claim, verification_charged(account=self.account, email=email, started=started) as result:
+            body = render_json(result.to_dict())
+            claim.complete(status=200, body=body, headers={"Content-Type": JSON_CONTENT_TYPE})
+        return HttpResponse(body, content_type=JSON_CONTENT_TYPE)

@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
 from accounts.models import Account
-from api.models import IdempotencyRecord
-from api.renderers import JSON_CONTENT_TYPE, render_json
 from billing.services import credits_require, credits_spend
 from lib import metrics
+from lib.errors import DomainError
 from verification.engine import Verdict, verify_one
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict
 from verification.resolver import domain_lookup
+
+
+class DeepModeDisabled(DomainError):
+    code = "deep_mode_disabled"
+    param = "validation_mode"
+    message = "Deep validation is not available yet."
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,19 +53,16 @@ def verification_lookup(*, account: Account, email: str, mode: str = "fast") -> 
     return verify_one(normalised, domain_lookup()), False
 
 
-def verification_run(
-    *,
-    account: Account,
-    email: str,
-    started: float | None = None,
-    idempotency: IdempotencyRecord | None = None,
-    source: str = "api",
-) -> Verification:
+@contextmanager
+def verification_charged(
+    *, account: Account, email: str, started: float | None = None, source: str = "api"
+) -> Iterator[Verification]:
     """Verify one address for an account: one credit, cached or not. Raises InsufficientCredits.
 
-    DNS runs before the transaction so no lock is held while waiting on the network; the
-    charge, the cache entry and the idempotency record's response then commit together, so a
-    charged request always has its replay and a replay is never charged.
+    DNS runs before the transaction, so no lock is held while waiting on the network. The result
+    is yielded inside the transaction that charges and caches: what the caller writes in its
+    `with` block commits with the charge or not at all. The API stores its idempotent reply
+    there, so a charged request always has its replay and a replay is never charged.
     """
     credits_require(account=account, amount=1)
     verdict, cached = verification_lookup(account=account, email=email)
@@ -68,9 +72,11 @@ def verification_run(
         credits_spend(account=account, amount=1, reference="verify")
         if not cached:
             CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
-        if idempotency is not None:
-            idempotency.complete(
-                status=200, body=render_json(result.to_dict()), headers={"Content-Type": JSON_CONTENT_TYPE}
-            )
+        yield result
     metrics.verifications_counted([verdict.status], source=source)
-    return result
+
+
+def verification_run(*, account: Account, email: str, source: str = "api") -> Verification:
+    """`verification_charged` for a caller with nothing to write beside the charge (the portal)."""
+    with verification_charged(account=account, email=email, source=source) as result:
+        return result
