@@ -37,7 +37,7 @@ def _expires_indexed(model: type[models.Model]) -> bool:
         field = model._meta.get_field("expires_at")
     except FieldDoesNotExist:
         return False
-    return isinstance(field, models.DateTimeField) and field.db_index
+    return isinstance(field, models.DateTimeField) and bool(getattr(field, "db_index", False))
 
 
 def prune_expired() -> dict[str, int]:
