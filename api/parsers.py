@@ -11,12 +11,16 @@ from api.exceptions import ApiError
 
 
 class BoundedJSONParser(JSONParser):
-    """JSON with a size cap: a body larger than the cap is refused before it is read whole."""
+    """JSON with a size cap: a body larger than the cap is refused before it is read whole.
+
+    The cap is the view's `max_body_bytes` where it sets one (the batch call), else the setting.
+    """
 
     def parse(
         self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
     ) -> Any:
-        limit = settings.API_MAX_JSON_BODY_BYTES
+        view = (parser_context or {}).get("view")
+        limit = getattr(view, "max_body_bytes", None) or settings.API_MAX_JSON_BODY_BYTES
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
             raise ApiError(413, "request_too_large", f"The request body is larger than {limit} bytes.")

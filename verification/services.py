@@ -1,14 +1,14 @@
-"""Single verification: look up (cache or engine), then charge, cache and record at once.
+"""Verification on request: look up (cache or engine), then charge, cache and record at once.
 
-The API and the portal both go through `verification_run`, so a verification costs the
-same and is cached the same whichever door it came in by.
+Single verify, the batch call and the portal all go through `verifications_charged`, so a
+verification costs the same, is cached the same and refuses the same whichever door it came in by.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +19,7 @@ from accounts.models import Account
 from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
-from verification.engine import Verdict, verify_one
+from verification.engine import Verdict, verify_many
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict
 from verification.resolver import domain_lookup
@@ -44,36 +44,61 @@ class Verification:
         return {**self.verdict.to_dict(), "cached": self.cached, "response_time_ms": self.response_time_ms}
 
 
-def verification_lookup(*, account: Account, email: str, mode: str = "fast") -> tuple[Verdict, bool]:
-    """The verdict for an address and whether it came from this account's cache. Writes nothing."""
-    normalised = normalise(email)
-    cached = CachedVerdict.objects.fresh(account_id=account.pk, email=normalised, mode=mode)
-    if cached is not None:
-        return cached, True
-    return verify_one(normalised, domain_lookup()), False
+Lookup = tuple[Verdict, bool]
+
+
+def verifications_lookup(*, account: Account, emails: Collection[str], mode: str = "fast") -> dict[str, Lookup]:
+    """The verdict of each normalised address and whether it came from this account's cache.
+
+    Writes nothing. The addresses not in the cache go to the engine together: each distinct
+    domain is looked up once, all concurrently (`verify_many`).
+    """
+    found = {email: (verdict, True) for email in emails if (verdict := _cached(account, email, mode)) is not None}
+    missing = [email for email in emails if email not in found]
+    fresh = verify_many(missing, domain_lookup()) if missing else []
+    return found | {email: (verdict, False) for email, verdict in zip(missing, fresh, strict=True)}
+
+
+def _cached(account: Account, email: str, mode: str) -> Verdict | None:
+    return CachedVerdict.objects.fresh(account_id=account.pk, email=email, mode=mode)
+
+
+@contextmanager
+def verifications_charged(
+    *, account: Account, emails: Sequence[str], mode: str = "fast", started: float | None = None, source: str = "api"
+) -> Iterator[list[Verification]]:
+    """Verify addresses for an account, answered in order: one credit per distinct address,
+    cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
+
+    DNS runs before the transaction, so no lock is held while waiting on the network. The
+    results are yielded inside the transaction that charges and caches: what the caller writes
+    in its `with` block commits with the charge or not at all. The API stores its idempotent
+    reply there, so a charged request always has its replay and a replay is never charged.
+    """
+    if mode == "deep":
+        raise DeepModeDisabled
+    normalised = [normalise(email) for email in emails]
+    distinct = list(dict.fromkeys(normalised))
+    credits_require(account=account, amount=len(distinct))
+    looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
+    elapsed = time.perf_counter() - (started if started is not None else time.perf_counter())
+    results = [Verification(*looked_up[email], math.ceil(elapsed * 1000)) for email in normalised]
+    with transaction.atomic():
+        credits_spend(account=account, amount=len(distinct), reference="verify")
+        for verdict, cached in looked_up.values():
+            if not cached:
+                CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
+        yield results
+    metrics.verifications_counted((verdict.status for verdict, _ in looked_up.values()), source=source)
 
 
 @contextmanager
 def verification_charged(
-    *, account: Account, email: str, started: float | None = None, source: str = "api"
+    *, account: Account, email: str, mode: str = "fast", started: float | None = None, source: str = "api"
 ) -> Iterator[Verification]:
-    """Verify one address for an account: one credit, cached or not. Raises InsufficientCredits.
-
-    DNS runs before the transaction, so no lock is held while waiting on the network. The result
-    is yielded inside the transaction that charges and caches: what the caller writes in its
-    `with` block commits with the charge or not at all. The API stores its idempotent reply
-    there, so a charged request always has its replay and a replay is never charged.
-    """
-    credits_require(account=account, amount=1)
-    verdict, cached = verification_lookup(account=account, email=email)
-    elapsed = time.perf_counter() - (started if started is not None else time.perf_counter())
-    result = Verification(verdict, cached, math.ceil(elapsed * 1000))
-    with transaction.atomic():
-        credits_spend(account=account, amount=1, reference="verify")
-        if not cached:
-            CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
-        yield result
-    metrics.verifications_counted([verdict.status], source=source)
+    """`verifications_charged` for one address: the same checks, charge and cache."""
+    with verifications_charged(account=account, emails=[email], mode=mode, started=started, source=source) as results:
+        yield results[0]
 
 
 def verification_run(*, account: Account, email: str, source: str = "api") -> Verification:
