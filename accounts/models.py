@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -150,6 +150,10 @@ class ApiKey(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     objects = ApiKeyQuerySet.as_manager()
+
+    # Every key may call every endpoint and lives until it is revoked (README, "GET /v1/account").
+    scope = "full"
+    expires_at: datetime | None = None
 
     class Meta:
         ordering = ["-created_at"]

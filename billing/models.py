@@ -30,6 +30,20 @@ class LedgerEntryQuerySet(models.QuerySet["LedgerEntry"]):
         used = {row["day"]: -row["net"] for row in rows}
         return [(day, max(0, used.get(day, 0))) for day in (first + timedelta(days=n) for n in range(days))]
 
+    def usage_totals(self, *, account: Account, days: int = 30) -> tuple[int, int]:
+        """Addresses verified (credits used) today and over the last `days` UTC days, today included.
+
+        Counted as `daily_usage` counts them, in one statement.
+        """
+        today = timezone.localdate()
+        first = today - timedelta(days=days - 1)
+        entries = self.filter(account=account, kind__in=LedgerEntry.USAGE_KINDS, created_at__date__gte=first)
+        totals = entries.aggregate(
+            today=models.Sum("amount", filter=models.Q(created_at__date=today), default=0),
+            period=models.Sum("amount", default=0),
+        )
+        return max(0, -totals["today"]), max(0, -totals["period"])
+
 
 class LedgerEntry(models.Model):
     class Kind(models.TextChoices):

@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from api.exceptions import api_not_found, reads_only
+from billing.apis import AccountApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
@@ -26,6 +27,7 @@ REDOC_CSP = {
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
     path("", include("jobs.urls")),
+    path("account", AccountApi.as_view(), name="api-account"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path(
         "docs",

@@ -53,7 +53,8 @@ def api(tmp_path_factory: pytest.TempPathFactory, django_db_blocker: Any) -> Ite
 
 
 def op(name: str) -> ModuleType:
-    groups = {"verify": "verify", "verify_bulk": "verify", "verify_bulk_preview": "verify"}
+    groups = {"verify": "verify", "verify_batch": "verify", "verify_bulk": "verify", "verify_bulk_preview": "verify"}
+    groups |= {"account_read": "account"}
     groups |= {"job_list": "jobs", "job_read": "jobs", "job_delete": "jobs", "job_results": "jobs"}
     group = groups.get(name, "results")
     return importlib.import_module(f"{PACKAGE}.api.{group}.{name}")
@@ -86,6 +87,24 @@ def test_verify_answers_typed_results_and_typed_errors(api: ModuleType, live_ser
     op("verify").sync(client=client, body=body(email="jane@good.com"), idempotency_key="k")
     reused = op("verify").sync(client=client, body=body(email="john@good.com"), idempotency_key="k")
     assert error_code(reused) == "idempotency_key_reused"
+
+
+@committed_db
+def test_batch_and_account_answer_typed(api: ModuleType, live_server: Any) -> None:
+    owner, broke = make_persona(credits=10), make_persona(credits=1)
+    client = authed(api, live_server, owner.api_key)
+    body = model("BatchRequestRequest")
+    batch = op("verify_batch").sync(client=client, body=body(emails=["jane@good.com", "nope"]), idempotency_key="b")
+    assert isinstance(batch, model("BatchResult"))
+    assert [(r.email, r.status.value) for r in batch.data] == [("jane@good.com", "valid"), ("nope", "invalid")]
+    broke_client = authed(api, live_server, broke.api_key)
+    refused = op("verify_batch").sync(client=broke_client, body=body(emails=["a@good.com", "b@good.com"]))
+    assert error_code(refused) == "insufficient_credits"
+    assert error_code(op("verify_batch").sync(client=client, body=body(emails=[]))) == "invalid_request"
+    summary = op("account_read").sync(client=client)
+    assert isinstance(summary, model("Account"))
+    assert (summary.credits_remaining, summary.usage.today, summary.key.prefix) == (8, 2, owner.api_key[:12])
+    assert error_code(op("account_read").sync(client=authed(api, live_server, "ev_live_nope"))) == "invalid_api_key"
 
 
 @committed_db

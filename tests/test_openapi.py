@@ -66,6 +66,7 @@ def test_fuzzing_verify_finds_no_500_and_nothing_off_schema() -> None:
 OPERATIONS = [
     ("/v1/verify", "POST"),
     ("/v1/verify/batch", "POST"),
+    ("/v1/account", "GET"),
     ("/v1/verify/bulk", "POST"),
     ("/v1/verify/bulk/preview", "POST"),
     ("/v1/jobs", "GET"),

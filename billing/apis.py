@@ -1,0 +1,63 @@
+"""GET /v1/account: what an integrator's dashboard or health check wants to know at a glance."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.models import Account, ApiKey
+from api.views import AccountAPIView, error_responses
+from billing.models import LedgerEntry
+
+USAGE_DAYS = 30
+
+
+class AccountPlanSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="free, starter, pro or enterprise.")
+    bulk = serializers.BooleanField(help_text="Whether the plan may submit bulk jobs.")
+    rate_per_second = serializers.IntegerField(help_text="Requests a second each of the account's keys may make.")
+
+
+class AccountUsageSerializer(serializers.Serializer):
+    today = serializers.IntegerField(help_text="Credits used since 00:00 UTC today.")
+    last_30_days = serializers.IntegerField(help_text="Credits used in the last 30 UTC days, today included.")
+
+
+class AccountKeySerializer(serializers.Serializer):
+    prefix = serializers.CharField(help_text="The calling key's first 12 characters.")
+    scope = serializers.ChoiceField(choices=["full"], help_text="What the key may call: `full`, every endpoint.")
+    expires_at = serializers.DateTimeField(allow_null=True, help_text="null: the key lives until it is revoked.")
+
+
+class AccountSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The account's id (as `create_account` prints it).")
+    plan = AccountPlanSerializer()
+    credits_remaining = serializers.IntegerField()
+    usage = AccountUsageSerializer()
+    key = AccountKeySerializer()
+
+
+class AccountApi(AccountAPIView):
+    @extend_schema(
+        operation_id="account_read",
+        responses={200: AccountSerializer, **error_responses()},
+        summary="The calling key's account: plan, balance, usage and the key itself (free)",
+    )
+    def get(self, request: Request) -> Response:
+        assert isinstance(request.auth, ApiKey)
+        return Response(AccountSerializer(account_summary(self.account, request.auth)).data)
+
+
+def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
+    today, period = LedgerEntry.objects.usage_totals(account=account, days=USAGE_DAYS)
+    plan = account.plan
+    whole = Account.objects.only("public_id").get(pk=account.pk)
+    return {
+        "id": str(whole.public_id),
+        "plan": {"code": plan.code, "bulk": plan.allows_bulk, "rate_per_second": plan.requests_per_second},
+        "credits_remaining": account.credit_balance,
+        "usage": {"today": today, "last_30_days": period},
+        "key": {"prefix": key.prefix, "scope": key.scope, "expires_at": key.expires_at},
+    }
