@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +12,24 @@ from rest_framework.throttling import BaseThrottle
 
 from accounts.models import ApiKey, RateWindow
 
+WINDOW_SECONDS = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """Where a key stands in its current window, as the RateLimit header fields announce it
+    (draft-ietf-httpapi-ratelimit-headers: structured fields, one policy named "plan")."""
+
+    quota: int
+    remaining: int
+    reset_seconds: int
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Policy": f'"plan";q={self.quota};w={WINDOW_SECONDS}',
+            "RateLimit": f'"plan";r={self.remaining};t={self.reset_seconds}',
+        }
+
 
 class PlanRateThrottle(BaseThrottle):
     """Requests per second per API key, as the key's plan allows.
@@ -17,6 +37,7 @@ class PlanRateThrottle(BaseThrottle):
     Counted where every web process sees the same count: in Redis when there is one,
     else in the database (one atomic upsert per request). A fixed one-second window:
     cheap, and at worst lets a burst of twice the rate straddle a second boundary.
+    What it counted is left on the request (`rate_limit`) for the response's headers.
     """
 
     wait_seconds = 1.0
@@ -27,11 +48,19 @@ class PlanRateThrottle(BaseThrottle):
             return True
         now = time.time()
         window = int(now)
-        self.wait_seconds = window + 1 - now
-        return _hit(key.pk, window) <= key.account.plan.requests_per_second
+        self.wait_seconds = window + WINDOW_SECONDS - now
+        quota = key.account.plan.requests_per_second
+        hits = _hit(key.pk, window)
+        reset = max(1, math.ceil(self.wait_seconds))
+        request.rate_limit = RateLimit(quota, max(0, quota - hits), reset)  # type: ignore[attr-defined]
+        return hits <= quota
 
     def wait(self) -> float:
         return self.wait_seconds
+
+
+def rate_limit_of(request: Request) -> RateLimit | None:
+    return getattr(request, "rate_limit", None)
 
 
 def _hit(key_id: int, window: int) -> int:

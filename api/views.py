@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Account
 from api.authentication import ApiClient
+from api.throttling import rate_limit_of
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -36,6 +37,10 @@ class AccountAPIView(APIView):
         client = getattr(request, "_user", None)  # not request.user: that would authenticate again
         if isinstance(client, ApiClient):
             response["X-Credits-Remaining"] = str(client.account.credit_balance)
+        limit = rate_limit_of(request)
+        if limit is not None:
+            for name, value in limit.headers().items():
+                response[name] = value
         return response
 
 

@@ -255,6 +255,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.schema.document_result_download",
+        "api.schema.document_authenticated_headers",
     ],
 }
 
