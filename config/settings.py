@@ -252,6 +252,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # OpenAPI 3.1 for its top-level `webhooks`: the job callbacks are described there too.
+    "OAS_VERSION": "3.1.0",
+    "WEBHOOKS": ["jobs.apis.COMPLETION_WEBHOOK"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.schema.document_result_download",

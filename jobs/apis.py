@@ -5,7 +5,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Q
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiCallback, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiCallback, OpenApiResponse, OpenApiWebhook, extend_schema, inline_serializer
 from rest_framework import serializers as drf_serializers
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -44,22 +44,27 @@ UPLOAD_ERRORS = {
     422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
 }
 
-COMPLETION_CALLBACK = OpenApiCallback(
-    name="completion",
-    path="{$request.body#/callback_url}",
-    decorator=extend_schema(
-        summary="bulk.completed / bulk.failed, POSTed to callback_url",
-        description=(
-            "Sent once the job completes or fails, to the `callback_url` given at submission. Headers: "
-            "`X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 over `{t}.{raw body}` keyed with your "
-            "signing secret; two v1 values for 24 h after a rotation) and `X-Service-Event-Id` (the same on "
-            "every retry). Answer 2xx within 10 s; anything else is retried 5 times (30 s, 2 min, 8 min, "
-            "32 min, ~2 h), each attempt signed afresh with a fresh result_url. Redirects are not followed."
-        ),
-        request=CallbackBodySerializer,
-        responses={200: OpenApiResponse(description="Any 2xx acknowledges the event.")},
+COMPLETION_EVENT = extend_schema(
+    summary="bulk.completed / bulk.failed, POSTed to callback_url",
+    description=(
+        "Sent once the job completes or fails, to the `callback_url` given at submission. Headers: "
+        "`X-Service-Signature: t=<unix>,v1=<hex>` (HMAC-SHA256 over `{t}.{raw body}` keyed with your "
+        "signing secret; two v1 values for 24 h after a rotation) and `X-Service-Event-Id` (the same on "
+        "every retry), and the Standard Webhooks headers `webhook-id` (the same event id), `webhook-timestamp` "
+        "and `webhook-signature: v1,<base64>` (HMAC-SHA256 over `{id}.{timestamp}.{raw body}` keyed with the "
+        "base64 decoding of what follows `whsec_`; two, space-separated, for 24 h after a rotation), which "
+        "Standard Webhooks libraries verify as they are. Answer 2xx within 10 s; anything else is retried 5 "
+        "times (30 s, 2 min, 8 min, 32 min, ~2 h), each attempt signed afresh with a fresh result_url. "
+        "Redirects are not followed."
     ),
+    request=CallbackBodySerializer,
+    responses={200: OpenApiResponse(description="Any 2xx acknowledges the event.")},
 )
+COMPLETION_CALLBACK = OpenApiCallback(
+    name="completion", path="{$request.body#/callback_url}", decorator=COMPLETION_EVENT
+)
+# The same event as a top-level webhook (settings.SPECTACULAR_SETTINGS["WEBHOOKS"]).
+COMPLETION_WEBHOOK = OpenApiWebhook(name="bulk_job_finished", decorator=COMPLETION_EVENT)
 
 UPLOAD_PARTS = {
     "file": {"type": "string", "format": "binary"},

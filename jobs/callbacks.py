@@ -19,7 +19,7 @@ from jobs.downloads import result_url
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from lib import metrics, outbound
 from lib.jsonbody import render_json
-from lib.signing import signature_header
+from lib.signing import signature_header, standard_webhook_headers
 
 MAX_ATTEMPTS = 6  # the first try and 5 retries
 
@@ -113,13 +113,13 @@ def _send(delivery: CallbackDelivery) -> tuple[outbound.Outcome, bool]:
     job = delivery.job
     body = render_json(callback_body(delivery))
     timestamp = int(time.time())
+    secrets = job.account.active_signing_secrets()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "email-verifier-callbacks/1",
         "X-Service-Event-Id": delivery.event_id,
-        "X-Service-Signature": signature_header(
-            body=body, secrets=job.account.active_signing_secrets(), timestamp=timestamp
-        ),
+        "X-Service-Signature": signature_header(body=body, secrets=secrets, timestamp=timestamp),
+        **standard_webhook_headers(event_id=delivery.event_id, body=body, secrets=secrets, timestamp=timestamp),
     }
     try:
         return outbound.post(delivery.url, body, headers), False

@@ -1,10 +1,22 @@
-"""Callback signatures: `t=<unix>,v1=<hex>[,v1=<hex>]`, HMAC-SHA256 over f"{t}.{body}"."""
+"""Callback signatures, two schemes on every delivery (docs/bulk.md, "Callback"):
+
+- ours: `X-Service-Signature: t=<unix>,v1=<hex>[,v1=<hex>]`, HMAC-SHA256 over f"{t}.{body}"
+  keyed with the secret's text;
+- Standard Webhooks (standardwebhooks.com, what Svix and its libraries verify): `webhook-id`,
+  `webhook-timestamp` and `webhook-signature: v1,<base64>[ v1,<base64>]`, HMAC-SHA256 over
+  f"{id}.{timestamp}.{body}" keyed with the base64 decoding of what follows `whsec_`.
+
+Several secrets (during a rotation) give one signature each, the current one first.
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 from collections.abc import Sequence
+
+SECRET_PREFIX = "whsec_"
 
 
 def signature_digest(secret: str, timestamp: int, body: bytes) -> str:
@@ -15,3 +27,21 @@ def signature_digest(secret: str, timestamp: int, body: bytes) -> str:
 def signature_header(*, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
     """One v1 per active secret, the current one first (see Account.active_signing_secrets)."""
     return ",".join([f"t={timestamp}", *(f"v1={signature_digest(s, timestamp, body)}" for s in secrets)])
+
+
+def standard_webhook_key(secret: str) -> bytes:
+    # As the Standard Webhooks libraries read a secret: base64, padding optional. Ours are 32
+    # base62 characters, which are base64 digits too: 24 bytes of key.
+    return base64.b64decode(secret.removeprefix(SECRET_PREFIX) + "==")
+
+
+def standard_webhook_headers(*, event_id: str, body: bytes, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+    message = f"{event_id}.{timestamp}.".encode() + body
+    signatures = (
+        base64.b64encode(hmac.new(standard_webhook_key(s), message, hashlib.sha256).digest()).decode() for s in secrets
+    )
+    return {
+        "webhook-id": event_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": " ".join(f"v1,{signature}" for signature in signatures),
+    }

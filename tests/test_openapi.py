@@ -25,6 +25,25 @@ def test_schema_is_valid_openapi(client, tmp_path) -> None:
     assert response.json()["paths"]["/v1/verify"]["post"]["responses"]["200"]
 
 
+def test_schema_describes_the_job_callback_as_a_webhook_with_both_signatures(client) -> None:
+    schema = client.get("/v1/openapi.json").json()
+    event = schema["webhooks"]["bulk_job_finished"]["post"]
+    assert event["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/CallbackBody"
+    }
+    assert "webhook-signature" in event["description"] and "X-Service-Signature" in event["description"]
+
+
+def test_schema_names_the_rate_limit_fields_on_authenticated_answers(client) -> None:
+    paths = client.get("/v1/openapi.json").json()["paths"]
+    for path, operation in [("/v1/verify/batch", "post"), ("/v1/account", "get"), ("/v1/jobs", "get")]:
+        responses = paths[path][operation]["responses"]
+        assert {"RateLimit", "RateLimit-Policy", "X-Credits-Remaining"} <= set(responses["200"]["headers"])
+        assert "Retry-After" in responses["429"]["headers"]
+        assert "headers" not in responses["401"]
+    assert "headers" not in paths["/v1/results/{token}"]["get"]["responses"]["200"]
+
+
 def test_schema_documents_the_jobs_breakdown_by_mail_provider(client) -> None:
     schemas = client.get("/v1/openapi.json").json()["components"]["schemas"]
     assert schemas["Breakdown"]["properties"]["mail_provider"] == {"$ref": "#/components/schemas/MailProviderCounts"}
