@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
+from accounts.models import Mode
 from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 
 
@@ -72,3 +73,12 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
 
 class ApiKeyForm(forms.Form):
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
+    mode = forms.ChoiceField(
+        label="Kind",
+        choices=[(Mode.LIVE, "Live (real checks, costs credits)"), (Mode.TEST, "Test (sandbox answers, free)")],
+        initial=Mode.LIVE,
+        required=False,  # a live key unless asked
+    )
+
+    def clean_mode(self) -> str:
+        return str(self.cleaned_data.get("mode") or Mode.LIVE)

@@ -13,6 +13,7 @@ from lib import sql
 from lib.tokens import random_base62, sha256_hex
 
 API_KEY_PREFIX = "ev_live_"
+TEST_KEY_PREFIX = "ev_test_"
 SIGNING_SECRET_PREFIX = "whsec_"
 # Keep the previous secret signing alongside the new one this long after a rotation.
 SECRET_ROTATION_OVERLAP = timedelta(hours=24)
@@ -103,6 +104,14 @@ class Account(models.Model):
         return secrets
 
 
+class Mode(models.TextChoices):
+    """Live keys work for real; test keys answer from the sandbox (README, "Test keys"). A key and
+    each job carry their mode, and a key only ever sees what was made in its own."""
+
+    LIVE = "live"
+    TEST = "test"
+
+
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -116,7 +125,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         columns the API reads; any other field loads on first access, as with `.only()`.
         """
         row = sql.fetch_one(
-            f"SELECT k.id, k.last_used_at, a.id, a.credit_balance, p.id, p.code, p.allows_bulk,"
+            f"SELECT k.id, k.last_used_at, k.mode, a.id, a.credit_balance, p.id, p.code, p.allows_bulk,"
             f" p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
             f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
@@ -125,7 +134,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         )
         if row is None:
             return None
-        key_id, last_used_at, account_id, balance, plan_id, code, allows_bulk, rate = row
+        key_id, last_used_at, mode, account_id, balance, plan_id, code, allows_bulk, rate = row
         db = self.db
         plan = Plan.from_db(
             db, ["id", "code", "allows_bulk", "requests_per_second"], [plan_id, code, allows_bulk, rate]
@@ -133,8 +142,8 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         account = Account.from_db(db, ["id", "plan_id", "credit_balance"], [account_id, plan_id, balance])
         key = ApiKey.from_db(
             db,
-            ["id", "account_id", "last_used_at", "revoked_at"],
-            [key_id, account_id, last_used_at and sql.aware(last_used_at), None],
+            ["id", "account_id", "mode", "last_used_at", "revoked_at"],  # in the model's field order, as from_db reads
+            [key_id, account_id, mode, last_used_at and sql.aware(last_used_at), None],
         )
         account.plan, key.account = plan, account
         return key
@@ -145,6 +154,7 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=100, default="Default")
     prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -162,11 +172,15 @@ class ApiKey(models.Model):
         return f"{self.prefix}… ({self.name})"
 
     @classmethod
-    def issue(cls, *, account: Account, name: str = "Default") -> tuple[ApiKey, str]:
+    def issue(cls, *, account: Account, name: str = "Default", mode: str = Mode.LIVE) -> tuple[ApiKey, str]:
         """Create a key; the raw key is returned here and never stored or shown again."""
-        raw = API_KEY_PREFIX + random_base62(32)
-        key = cls.objects.create(account=account, name=name, prefix=raw[:12], key_hash=sha256_hex(raw))
+        raw = (TEST_KEY_PREFIX if mode == Mode.TEST else API_KEY_PREFIX) + random_base62(32)
+        key = cls.objects.create(account=account, name=name, prefix=raw[:12], key_hash=sha256_hex(raw), mode=mode)
         return key, raw
+
+    @property
+    def is_live(self) -> bool:
+        return self.mode == Mode.LIVE
 
     @property
     def is_active(self) -> bool:

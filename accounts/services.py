@@ -1,4 +1,4 @@
-"""Opening an account: a login, the account it owns, and (for scripts) its first API key.
+"""Opening an account: a login, the account it owns, and (for scripts) its first API keys, a live one and a test one.
 
 Money is billing's: the opening balance is a ledger grant the caller makes in the same transaction
 (`billing.services.credits_grant`), so an account's balance is its ledger's sum from the first row.
@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from accounts.models import Account, ApiKey, Plan
+from accounts.models import Account, ApiKey, Mode, Plan
 from accounts.plans import SIGNUP_PLAN
 
 
@@ -21,6 +21,7 @@ class OpenedAccount:
     account: Account
     user: Any
     api_key: str | None
+    test_api_key: str | None = None
 
 
 def account_open(*, email: str, password: str | None, plan_code: str = SIGNUP_PLAN, issue_key: bool) -> OpenedAccount:
@@ -29,4 +30,5 @@ def account_open(*, email: str, password: str | None, plan_code: str = SIGNUP_PL
         user = get_user_model().objects.create_user(username=email.lower(), email=email.lower(), password=password)
         account = Account.objects.create(owner=user, plan=Plan.objects.get(code=plan_code))
         raw_key = ApiKey.issue(account=account, name="Default")[1] if issue_key else None
-    return OpenedAccount(account=account, user=user, api_key=raw_key)
+        test_key = ApiKey.issue(account=account, name="Test", mode=Mode.TEST)[1] if issue_key else None
+    return OpenedAccount(account=account, user=user, api_key=raw_key, test_api_key=test_key)

@@ -28,7 +28,7 @@ def keys(request: HttpRequest, account: Account) -> HttpResponse:
     new_key = None
     if request.method == "POST" and form.is_valid():
         # Rendered in this response only: the raw key is never stored, so it cannot be shown again.
-        key, raw = ApiKey.issue(account=account, name=form.cleaned_data["name"])
+        key, raw = ApiKey.issue(account=account, name=form.cleaned_data["name"], mode=form.cleaned_data["mode"])
         new_key = {"key": key, "raw": raw}
         form = ApiKeyForm()
     context = {"account": account, "form": form, "keys": account.api_keys.all(), "new_key": new_key}

@@ -5,6 +5,8 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import Mode
+
 
 class IdempotencyRecord(models.Model):
     class State(models.TextChoices):
@@ -12,6 +14,7 @@ class IdempotencyRecord(models.Model):
         DONE = "done"
 
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
+    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE)
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
@@ -23,7 +26,7 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         db_table = "verification_idempotencyrecord"  # where it was created, before api/ held it
-        constraints = [models.UniqueConstraint(fields=["account", "key"], name="idempotency_key_unique")]
+        constraints = [models.UniqueConstraint(fields=["account", "mode", "key"], name="idempotency_mode_key_unique")]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.state})"

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.models import Account, ApiKey
+from accounts.models import Account, ApiKey, Mode
 from api.views import AccountAPIView, error_responses
 from billing.models import LedgerEntry
 
@@ -28,6 +28,9 @@ class AccountUsageSerializer(serializers.Serializer):
 class AccountKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="The calling key's first 12 characters.")
     scope = serializers.ChoiceField(choices=["full"], help_text="What the key may call: `full`, every endpoint.")
+    mode = serializers.ChoiceField(
+        choices=Mode.choices, help_text="`test` for an `ev_test_` key: sandbox answers, no credit spent."
+    )
     expires_at = serializers.DateTimeField(allow_null=True, help_text="null: the key lives until it is revoked.")
 
 
@@ -46,8 +49,7 @@ class AccountApi(AccountAPIView):
         summary="The calling key's account: plan, balance, usage and the key itself (free)",
     )
     def get(self, request: Request) -> Response:
-        assert isinstance(request.auth, ApiKey)
-        return Response(AccountSerializer(account_summary(self.account, request.auth)).data)
+        return Response(AccountSerializer(account_summary(self.account, self.key)).data)
 
 
 def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
@@ -59,5 +61,5 @@ def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
         "plan": {"code": plan.code, "bulk": plan.allows_bulk, "rate_per_second": plan.requests_per_second},
         "credits_remaining": account.credit_balance,
         "usage": {"today": today, "last_30_days": period},
-        "key": {"prefix": key.prefix, "scope": key.scope, "expires_at": key.expires_at},
+        "key": {"prefix": key.prefix, "scope": key.scope, "mode": key.mode, "expires_at": key.expires_at},
     }

@@ -23,7 +23,7 @@ from api.views import (
 )
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES
 from jobs.downloads import download_find, download_name, download_url
-from jobs.models import Job, is_job_id
+from jobs.models import Job, JobQuerySet, is_job_id
 from jobs.processing import job_delete
 from jobs.results import STATUSES, JobNotFound, results_file
 from jobs.serializers import (
@@ -79,6 +79,12 @@ UPLOAD_PARTS = {
 _MULTIPART_SLACK_BYTES = 64 * 1024
 
 
+class JobsAPIView(AccountAPIView):
+    def jobs(self) -> JobQuerySet:
+        """The jobs the calling key may see: its account's, of its own mode (live or test)."""
+        return Job.objects.seen_by(account=self.account, mode=self.key.mode)
+
+
 class BulkSubmitApi(AccountAPIView):
     parser_classes = [MultiPartParser]
 
@@ -109,11 +115,15 @@ class BulkSubmitApi(AccountAPIView):
         email_column = request.POST.get("email_column")
         key = request.headers.get(IDEMPOTENCY_HEADER)
         fingerprinted = _fingerprint(upload, callback_url, email_column)
-        claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted)
+        claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, mode=self.key.mode)
         if claim.replay is not None:
             return claim.replay
         submitted = job_submitted(
-            account=self.account, upload=upload, callback_url=callback_url, email_column=email_column
+            account=self.account,
+            upload=upload,
+            callback_url=callback_url,
+            email_column=email_column,
+            mode=self.key.mode,
         )
         with claim, submitted as submission:
             body, headers = render_json(submission.receipt()), _receipt_headers(submission.job)
@@ -145,7 +155,7 @@ def _fingerprint(upload: object, callback_url: str, email_column: str | None) ->
     return fingerprint(*blocks, b"\0" + callback_url.encode(), column)
 
 
-class JobDetailApi(AccountAPIView):
+class JobDetailApi(JobsAPIView):
     @extend_schema(
         operation_id="job_read",
         responses={200: JobSerializer, **error_responses(404, described={404: "not_found: no such job of yours"})},
@@ -153,7 +163,7 @@ class JobDetailApi(AccountAPIView):
         description="Its status and progress, and once completed a fresh result_download_url valid 1 hour.",
     )
     def get(self, request: Request, job_id: str) -> Response:
-        job = Job.objects.filter(pk=job_id, account=self.account).first()
+        job = self.jobs().filter(pk=job_id).first()
         if job is None:
             raise JobNotFound
         return Response(JobSerializer(job).data)
@@ -172,11 +182,11 @@ class JobDetailApi(AccountAPIView):
         ),
     )
     def delete(self, request: Request, job_id: str) -> HttpResponse:
-        job_delete(account=self.account, job_id=job_id)
+        job_delete(account=self.account, job_id=job_id, mode=self.key.mode)
         return HttpResponse(status=204)
 
 
-class JobListApi(AccountAPIView):
+class JobListApi(JobsAPIView):
     @extend_schema(
         operation_id="job_list",
         parameters=[JobListQuerySerializer],
@@ -193,7 +203,7 @@ class JobListApi(AccountAPIView):
         # A plain dict, not the QueryDict: DRF reads an empty HTML-form value as "not sent", and an
         # empty `limit=` or `starting_after=` is a value like any other here (400, not the default).
         query = validated(JobListQuerySerializer, request.query_params.dict())
-        jobs = Job.objects.filter(account=self.account).order_by("-created_at", "-id")
+        jobs = self.jobs().order_by("-created_at", "-id")
         if "starting_after" in query:
             jobs = jobs.filter(_after(self._cursor(query["starting_after"])))
         page = list(jobs[: query["limit"] + 1])
@@ -201,7 +211,7 @@ class JobListApi(AccountAPIView):
         return Response({"data": data, "has_more": len(page) > query["limit"]})
 
     def _cursor(self, job_id: str) -> Job:
-        cursor = Job.objects.filter(account=self.account, pk=job_id).first() if is_job_id(job_id) else None
+        cursor = self.jobs().filter(pk=job_id).first() if is_job_id(job_id) else None
         if cursor is None:
             message = f"starting_after: {job_id!r} is not the id of one of your jobs."
             raise DomainError(message, "starting_after")
@@ -244,7 +254,7 @@ class BulkPreviewApi(AccountAPIView):
         return Response(preview)
 
 
-class JobResultsApi(AccountAPIView):
+class JobResultsApi(JobsAPIView):
     @extend_schema(
         operation_id="job_results",
         parameters=[ResultsQuerySerializer],
@@ -270,7 +280,7 @@ class JobResultsApi(AccountAPIView):
     )
     def get(self, request: Request, job_id: str) -> HttpResponse:
         query = validated(ResultsQuerySerializer, request.query_params.dict())
-        job = Job.objects.filter(pk=job_id, account=self.account).first()
+        job = self.jobs().filter(pk=job_id).first()
         if job is None:
             raise JobNotFound
         name = results_file(job=job, statuses=query.get("status", STATUSES), columns=query["columns"])

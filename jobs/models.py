@@ -5,6 +5,7 @@ import re
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import Account, Mode
 from lib import outbound
 from lib.tokens import random_base62
 from verification.engine import SubStatus
@@ -29,6 +30,16 @@ def is_job_id(value: str) -> bool:
 
 def new_event_id() -> str:
     return "evt_" + random_base62(24)
+
+
+class JobQuerySet(models.QuerySet["Job"]):
+    def seen_by(self, *, account: Account, mode: str) -> JobQuerySet:
+        """The jobs a key of `mode` may see: its account's, made in its own mode (a test key never
+        sees a live job, nor a live key a test one)."""
+        return self.filter(account=account, mode=mode)
+
+    def live(self) -> JobQuerySet:
+        return self.filter(mode=Mode.LIVE)
 
 
 class Job(models.Model):
@@ -63,6 +74,11 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
+    mode = models.CharField(
+        max_length=4, choices=Mode.choices, default=Mode.LIVE, help_text="test: made with a test key, in the sandbox."
+    )
+
+    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

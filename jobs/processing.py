@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, Mode
 from billing.services import credits_release, credits_reserve
 from jobs import files, queue, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
@@ -32,6 +32,7 @@ from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
 from verification.engine import Status, Verdict, verify_many
 from verification.engine.core import with_second_chance
+from verification.engine.sandbox import sandbox_verdicts
 from verification.resolver import domain_lookup
 
 logger = logging.getLogger(__name__)
@@ -90,13 +91,19 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    verdicts = verify_many(emails, with_second_chance(domain_lookup())) if emails else []
+    verdicts = _verdicts(chunk.job, emails) if emails else []
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
     job_complete_if_done(job_id=chunk.job_id)
+
+
+def _verdicts(job: Job, emails: list[str]) -> list[Verdict]:
+    if job.mode == Mode.TEST:
+        return sandbox_verdicts(emails)
+    return verify_many(emails, with_second_chance(domain_lookup()))
 
 
 def chunk_claim(*, chunk_id: int) -> Chunk | None:
@@ -130,7 +137,10 @@ def _reserve(chunk: Chunk) -> None:
     """Hold credits for the chunk's rows; fewer than its rows makes the job partial."""
     job = chunk.job
     wanted = 0 if job.partial else chunk.size
-    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference)
+    if job.mode == Mode.TEST:  # the sandbox costs nothing: its rows are "held" without a ledger entry
+        held = wanted
+    else:
+        held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference)
     chunk.reserved = held
     chunk.save(update_fields=["reserved"])
     if held < chunk.size:
@@ -155,8 +165,9 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
             return False
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
-        unused = (chunk.reserved or 0) - len(verdicts)
-        credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
+        if chunk.job.mode == Mode.LIVE:
+            unused = (chunk.reserved or 0) - len(verdicts)
+            credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
     return True
 
 
@@ -205,7 +216,7 @@ def job_fail(*, job_id: str, reason: str) -> bool:
         if not won:
             return False
         job = Job.objects.select_related("account").get(pk=job_id)
-        _release(job.account, unfinished)
+        _release(job, unfinished)
         Chunk.objects.filter(pk__in=[chunk.pk for chunk in unfinished]).update(
             state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0
         )
@@ -213,20 +224,22 @@ def job_fail(*, job_id: str, reason: str) -> bool:
     return True
 
 
-def job_delete(*, account: Account, job_id: str) -> None:
+def job_delete(*, account: Account, job_id: str, mode: str = Mode.LIVE) -> None:
     """Stop the job if it runs (unused reservations released, no callback), delete it and its files.
 
     The ledger keeps its entries (they name the job in `reference`, not by a foreign key). A
     worker on one of its chunks at this moment loses its finishing UPDATE and charges nothing.
     """
-    if not Job.objects.filter(pk=job_id, account=account).exists():
+    job = Job.objects.seen_by(account=account, mode=mode).filter(pk=job_id).first()
+    if job is None:
         raise JobNotFound
+    job.account = account
     with transaction.atomic():
         unfinished = _lock_unfinished(job_id)
         deleted, _ = Job.objects.filter(pk=job_id, account=account).delete()  # its chunks and callbacks too
         if not deleted:
             raise JobNotFound
-        _release(account, unfinished)
+        _release(job, unfinished)
     files.job_files_delete(job_id)
 
 
@@ -235,10 +248,12 @@ def _lock_unfinished(job_id: str) -> list[Chunk]:
     return list(Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).select_for_update())
 
 
-def _release(account: Account, chunks: list[Chunk]) -> None:
+def _release(job: Job, chunks: list[Chunk]) -> None:
     """Give back what these chunks hold (a chunk's reservation covers rows it never finished)."""
+    if job.mode == Mode.TEST:
+        return  # nothing was taken
     for chunk in chunks:
-        credits_release(account=account, amount=chunk.reserved or 0, reference=chunk.reference)
+        credits_release(account=job.account, amount=chunk.reserved or 0, reference=chunk.reference)
 
 
 def job_cancel(*, job_id: str) -> bool:

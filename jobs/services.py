@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from accounts.models import Account
+from accounts.models import Account, Mode
 from billing.services import credits_require
 from jobs import files, scheduling
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
@@ -103,7 +103,13 @@ def _checked_callback_url(url: object) -> str:
 
 @contextmanager
 def job_submitted(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    partial_ok: bool = True,
+    mode: str = Mode.LIVE,
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
@@ -111,13 +117,16 @@ def job_submitted(
     rows, then (`partial_ok=False`, the portal's) a balance below the list's addresses.
     Each is a DomainError that changes nothing; the portal shows it on its field. The
     submission is yielded inside the transaction that creates the job (see `job_created`).
+    A test job (`mode="test"`, a test key's) costs nothing, so the balance is not asked.
     """
     bulk_in_plan(account=account)
-    credits_require(account=account, amount=1)
+    if mode == Mode.LIVE:
+        credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
-    with job_created(account=account, found=found, callback_url=url, filename=upload_filename(upload)) as submission:
+    filename = upload_filename(upload)
+    with job_created(account=account, found=found, callback_url=url, filename=filename, mode=mode) as submission:
         yield submission
 
 
@@ -150,7 +159,7 @@ def upload_filename(upload: object) -> str | None:
 
 @contextmanager
 def job_created(
-    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None
+    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None, mode: str = Mode.LIVE
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -170,6 +179,7 @@ def job_created(
                 total=len(found.addresses),
                 filename=filename,
                 columns=found.columns,
+                mode=mode,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())
@@ -214,9 +224,12 @@ def estimated_seconds(total: int, *, addresses: Sequence[str] = ()) -> int:
 
 
 def _seconds_at_recent_rate(total: int) -> int:
-    recent = Job.objects.filter(
-        status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False
-    ).order_by("-completed_at")
+    # Live jobs only: the sandbox's answers take no DNS, so its speed says nothing of a real list's.
+    recent = (
+        Job.objects.live()
+        .filter(status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False)
+        .order_by("-completed_at")
+    )
     timings = [
         (processed, max((completed - started).total_seconds(), 0.1))
         for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]

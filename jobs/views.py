@@ -88,14 +88,14 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
 
 @account_required
 def job_detail(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
-    job = get_object_or_404(account.jobs, pk=job_id)
+    job = get_object_or_404(account.jobs.live(), pk=job_id)
     return render(request, "jobs/job.html", {"account": account, "downloads": DOWNLOADS, **_progress_context(job)})
 
 
 @account_required
 def job_progress(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """The part of the job page htmx polls; it polls slower once the job ends, while a callback may be retried."""
-    job = get_object_or_404(account.jobs, pk=job_id)
+    job = get_object_or_404(account.jobs.live(), pk=job_id)
     return render(request, "jobs/_progress.html", {"downloads": DOWNLOADS, **_progress_context(job)})
 
 
@@ -115,7 +115,7 @@ def _progress_context(job: Job) -> dict[str, object]:
 @account_required
 def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
-    job = get_object_or_404(account.jobs, pk=job_id)
+    job = get_object_or_404(account.jobs.live(), pk=job_id)
     statuses = [s for s in request.GET.get("status", "").split(",") if s in STATUSES] or STATUSES
     columns: Columns = "original" if request.GET.get("columns") == "original" else "verdict"
     try:
@@ -128,7 +128,7 @@ def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpRes
 @account_required
 @require_POST
 def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
-    job = get_object_or_404(account.jobs, pk=job_id)
+    job = get_object_or_404(account.jobs.live(), pk=job_id)
     job_delete(account=account, job_id=job.pk)
     messages.success(request, f"Deleted {job.filename or job.pk} and its files.")
     return redirect("jobs")
@@ -139,7 +139,7 @@ def job_list(request: HttpRequest, account: Account) -> HttpResponse:
     status = request.GET.get("status", "all")
     if status not in STATUS_FILTERS:
         status = "all"
-    jobs = account.jobs.all() if status == "all" else account.jobs.filter(status=status)
+    jobs = account.jobs.live() if status == "all" else account.jobs.live().filter(status=status)
     page = Paginator(jobs, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"account": account, "page": page, "status": status, "filters": STATUS_FILTERS}
     return render(request, "jobs/list.html", context)

@@ -57,4 +57,4 @@ def dashboard(request: HttpRequest, account: Account) -> HttpResponse:
 
 def recent_jobs(account: Account) -> list[Job]:
     """The dashboard's "Recent bulk jobs": the account's five newest."""
-    return list(account.jobs.all()[:5])
+    return list(account.jobs.live()[:5])

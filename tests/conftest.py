@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey, Mode
 from bench.procs import interruptible
 from tests.factories import AccountFactory, UserFactory, issue_key
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
@@ -157,6 +157,12 @@ class Persona:
 def make_persona(**account_kwargs: Any) -> Persona:
     account = AccountFactory(**account_kwargs)
     return Persona(account=account, api_key=issue_key(account), client=Client())
+
+
+def sandboxed(persona: Persona) -> Persona:
+    """The same account, calling with a new test key (`ev_test_…`)."""
+    raw = ApiKey.issue(account=persona.account, name="Sandbox", mode=Mode.TEST)[1]
+    return Persona(account=persona.account, api_key=raw, client=persona.client)
 
 
 @pytest.fixture

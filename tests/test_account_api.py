@@ -24,7 +24,7 @@ def test_account_shows_plan_balance_and_the_calling_key(owner: Persona) -> None:
     assert body["id"] == str(owner.account.public_id)
     assert body["plan"] == {"code": "starter", "bulk": True, "rate_per_second": 20}
     assert body["credits_remaining"] == 1000
-    assert body["key"] == {"prefix": owner.api_key[:12], "scope": "full", "expires_at": None}
+    assert body["key"] == {"prefix": owner.api_key[:12], "scope": "full", "mode": "live", "expires_at": None}
 
 
 def test_the_free_plan_has_no_bulk(db: None) -> None:

@@ -25,8 +25,9 @@ def test_create_account_prints_one_json_object_that_works(client) -> None:
     created = json.loads(
         run("create_account", "--email", "Owner@Example.com", "--plan", "starter", "--credits", "1000", "--json")
     )
-    assert set(created) == {"account_id", "api_key", "signing_secret", "login_email", "password"}
+    assert set(created) == {"account_id", "api_key", "test_api_key", "signing_secret", "login_email", "password"}
     assert re.fullmatch(r"ev_live_[A-Za-z0-9]{32}", created["api_key"])
+    assert re.fullmatch(r"ev_test_[A-Za-z0-9]{32}", created["test_api_key"])
     assert re.fullmatch(r"whsec_[A-Za-z0-9]{32}", created["signing_secret"])
     assert created["login_email"] == "owner@example.com"
     account = Account.objects.get(public_id=created["account_id"])
@@ -50,10 +51,11 @@ def test_create_account_uses_a_given_password() -> None:
 @pytest.mark.django_db
 def test_api_key_is_stored_only_as_a_hash_with_a_prefix() -> None:
     created = json.loads(run("create_account", "--email", "a@example.com", "--json"))
-    key = Account.objects.get(public_id=created["account_id"]).api_keys.get()
-    assert key.prefix == created["api_key"][:12]
-    assert created["api_key"] not in key.key_hash
-    assert len(key.key_hash) == 64
+    keys = Account.objects.get(public_id=created["account_id"]).api_keys
+    for key, raw in [(keys.get(mode="live"), created["api_key"]), (keys.get(mode="test"), created["test_api_key"])]:
+        assert key.prefix == raw[:12]
+        assert raw not in key.key_hash
+        assert len(key.key_hash) == 64
 
 
 @pytest.mark.django_db

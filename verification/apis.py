@@ -96,13 +96,16 @@ class VerifyBatchApi(AccountAPIView):
 def _verified(view: AccountAPIView, request: Request, emails: list[str], mode: str, shape: Any) -> HttpResponse:
     """Verify as the service charges, the reply stored for replay in the charge's transaction."""
     started = getattr(request._request, "started_at", time.perf_counter())
-    account = view.account
+    account, key = view.account, view.key
     claim = idempotency_claim(
-        account=account, key=request.headers.get(IDEMPOTENCY_HEADER), fingerprint=json_fingerprint(request.data)
+        account=account,
+        key=request.headers.get(IDEMPOTENCY_HEADER),
+        fingerprint=json_fingerprint(request.data),
+        mode=key.mode,
     )
     if claim.replay is not None:
         return claim.replay
-    charged = verifications_charged(account=account, emails=emails, mode=mode, started=started)
+    charged = verifications_charged(account=account, emails=emails, mode=mode, live=key.is_live, started=started)
     with claim, charged as results:
         body = render_json(shape([result.to_dict() for result in results]))
         claim.complete(status=200, body=body, headers={"Content-Type": JSON_CONTENT_TYPE})

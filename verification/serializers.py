@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from api.exceptions import ApiError
 from lib.fields import StrictCharField
+from verification.engine import SubStatus
 from verification.engine.providers import PROVIDERS
 
 MAX_EMAIL_LENGTH = 1000
@@ -47,8 +48,10 @@ class VerificationResultSerializer(serializers.Serializer):
     email = serializers.CharField()
     status = serializers.ChoiceField(choices=["valid", "invalid", "risky", "unknown"])
     sub_status = serializers.ChoiceField(
-        choices=["invalid_syntax", "no_mx_record", "disposable", "role_based", "dns_temporary_failure"],
+        choices=[sub.value for sub in SubStatus],
         allow_null=True,
+        help_text="The fast rules' (invalid_syntax … dns_temporary_failure), then deep mode's (mailbox_not_found … "
+        "smtp_unreachable: today only test keys' sandbox answers them).",
     )
     validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
     confidence = serializers.ChoiceField(choices=["high", "medium", "low"])

@@ -20,6 +20,7 @@ from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
 from verification.engine import Verdict, verify_many
+from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict
 from verification.resolver import domain_lookup
@@ -65,7 +66,13 @@ def _cached(account: Account, email: str, mode: str) -> Verdict | None:
 
 @contextmanager
 def verifications_charged(
-    *, account: Account, emails: Sequence[str], mode: str = "fast", started: float | None = None, source: str = "api"
+    *,
+    account: Account,
+    emails: Sequence[str],
+    mode: str = "fast",
+    live: bool = True,
+    started: float | None = None,
+    source: str = "api",
 ) -> Iterator[list[Verification]]:
     """Verify addresses for an account, answered in order: one credit per distinct address,
     cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
@@ -74,15 +81,20 @@ def verifications_charged(
     results are yielded inside the transaction that charges and caches: what the caller writes
     in its `with` block commits with the charge or not at all. The API stores its idempotent
     reply there, so a charged request always has its replay and a replay is never charged.
+    A test key (`live=False`) gets the sandbox's answers: no credit, no cache, no DNS.
     """
+    if not live:
+        with _sandboxed(emails, mode, started) as results:
+            yield results
+        return
     if mode == "deep":
         raise DeepModeDisabled
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
     credits_require(account=account, amount=len(distinct))
     looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
-    elapsed = time.perf_counter() - (started if started is not None else time.perf_counter())
-    results = [Verification(*looked_up[email], math.ceil(elapsed * 1000)) for email in normalised]
+    elapsed_ms = _elapsed_ms(started)
+    results = [Verification(*looked_up[email], elapsed_ms) for email in normalised]
     with transaction.atomic():
         credits_spend(account=account, amount=len(distinct), reference="verify")
         for verdict, cached in looked_up.values():
@@ -93,10 +105,27 @@ def verifications_charged(
 
 
 @contextmanager
+def _sandboxed(emails: Sequence[str], mode: str, started: float | None) -> Iterator[list[Verification]]:
+    """The sandbox's answers, yielded in a transaction as the charged ones are (for the idempotent reply).
+
+    Deep is answered too: the sandbox opens no SMTP session, so an integration can be built
+    against deep mode's answers before the operator turns deep mode on.
+    """
+    verdicts = sandbox_verdicts(list(emails), mode)
+    elapsed_ms = _elapsed_ms(started)
+    with transaction.atomic():
+        yield [Verification(verdict, False, elapsed_ms) for verdict in verdicts]
+
+
+def _elapsed_ms(started: float | None) -> int:
+    return math.ceil((time.perf_counter() - started) * 1000) if started is not None else 0
+
+
+@contextmanager
 def verification_charged(
     *, account: Account, email: str, mode: str = "fast", started: float | None = None, source: str = "api"
 ) -> Iterator[Verification]:
-    """`verifications_charged` for one address: the same checks, charge and cache."""
+    """`verifications_charged` for one live address: the same checks, charge and cache."""
     with verifications_charged(account=account, emails=[email], mode=mode, started=started, source=source) as results:
         yield results[0]
 

@@ -25,6 +25,14 @@ class SubStatus(StrEnum):
     DISPOSABLE = "disposable"
     ROLE_BASED = "role_based"
     DNS_TEMPORARY_FAILURE = "dns_temporary_failure"
+    # Deep mode's, from the mailbox itself over SMTP (today only the sandbox answers them).
+    MAILBOX_NOT_FOUND = "mailbox_not_found"
+    MAILBOX_DISABLED = "mailbox_disabled"
+    MAILBOX_FULL = "mailbox_full"
+    CATCH_ALL = "catch_all"
+    GREYLISTED = "greylisted"
+    SMTP_BLOCKED = "smtp_blocked"
+    SMTP_UNREACHABLE = "smtp_unreachable"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from billing.services import OPENING_NOTE, credits_grant
 
 
 class Command(BaseCommand):
-    help = "Open an account with an owner login, a plan, credits and one API key."
+    help = "Open an account with an owner login, a plan, credits, a live API key and a test (sandbox) key."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--email", required=True, help="Owner's login email.")
@@ -46,6 +46,7 @@ class Command(BaseCommand):
         result = {
             "account_id": str(opened.account.public_id),
             "api_key": opened.api_key,
+            "test_api_key": opened.test_api_key,
             "signing_secret": opened.account.signing_secret,
             "login_email": email,
             "password": password,

@@ -30,6 +30,7 @@ class Command(BaseCommand):
             "\nDemo account (saved in var/demo-account.json):\n"
             f"  portal:   {site}/   login {demo['login_email']} / {demo['password']}\n"
             f"  API key:  {demo['api_key']}\n"
+            f"  test key: {demo.get('test_api_key') or '(none: made before test keys existed)'}  (sandbox, free)\n"
             f"  try it:   curl -s {site}/v1/verify -H 'Authorization: Bearer {demo['api_key']}' "
             "-H 'Content-Type: application/json' -d '{\"email\": \"someone@gmail.com\"}'\n"
             f"  API docs: {site}/v1/docs\n"
