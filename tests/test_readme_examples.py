@@ -10,20 +10,17 @@ not run (say why on that line: it needs the internet, a placeholder id, ...).
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bench.procs import Processes, free_port, wait_for_port
 from tests.support.dns_server import DnsServer
+from tests.support.live_stack import LiveService, live_stack
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,35 +79,13 @@ ALL_EXAMPLES = [example for document in DOCUMENTS for example in examples(docume
 RUNNABLE = [example for example in ALL_EXAMPLES if example.commands]
 
 
-@dataclass(frozen=True)
-class LiveService:
-    base_url: str
-    api_key: str
-    env: dict[str, str]
-
-
 @pytest.fixture(scope="module")
 def live_service(
     tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path
 ) -> Iterator[LiveService]:
-    tmp, port = tmp_path_factory.mktemp("readme"), free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "SITE_URL"}},
-        "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
-        "MEDIA_ROOT": str(tmp / "media"),
-        "PORT": str(port),
-        "DEBUG": "1",
-        "VERIFIER_DNS_NAMESERVERS": dns_server.address,
-        "LOG_LEVEL": "WARNING",
-    }
-    with Processes(env=env) as processes:
-        shutil.copyfile(migrated_sqlite, tmp / "db.sqlite3")
-        demo = ["--email", "demo@example.com", "--plan", "starter", "--credits", "1000", "--json"]
-        api_key = json.loads(processes.manage("create_account", *demo))["api_key"]
-        web = processes.start(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
-        processes.start(sys.executable, "manage.py", "qcluster")
-        wait_for_port(port, process=web)
-        yield LiveService(base_url=f"http://localhost:{port}", api_key=api_key, env=env)
+    tmp = tmp_path_factory.mktemp("readme")
+    with live_stack(tmp, dns_address=dns_server.address, migrated_sqlite=migrated_sqlite) as service:
+        yield service
 
 
 def test_the_readme_examples_are_found_and_mostly_run() -> None:

@@ -1,0 +1,138 @@
+"""`verifier`: the command line tool (README.md beside this package lists every command).
+
+Reads the key from --api-key or VERIFIER_API_KEY and the service from --base-url or
+VERIFIER_BASE_URL. Results go to stdout as JSON; progress and errors to stderr. Exit status 0
+on success, 1 on an API error, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from verifier.client import Client, VerifierError
+from verifier.types import Job
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        with Client(args.api_key, base_url=args.base_url) as client:
+            return int(args.run(client, args) or 0)
+    except VerifierError as error:
+        print(f"error: {error.status} {error.code}: {error.message}", file=sys.stderr)
+        return 1
+    except (ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verifier", description="The email verification API from the command line.")
+    parser.add_argument("--api-key", help="default: $VERIFIER_API_KEY")
+    parser.add_argument("--base-url", help="default: $VERIFIER_BASE_URL, else http://localhost:8000")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    verify = commands.add_parser("verify", help="verify one address (1 credit)")
+    verify.add_argument("address")
+    verify.add_argument("--deep", action="store_true", help="validation_mode deep")
+    verify.set_defaults(run=_verify)
+
+    batch = commands.add_parser("batch", help="verify the addresses of a file, 100 per request, one JSON line each")
+    batch.add_argument("file", type=Path, help="one address a line, or a CSV whose first column is the address")
+    batch.add_argument("--deep", action="store_true", help="validation_mode deep")
+    batch.set_defaults(run=_batch)
+
+    bulk = commands.add_parser("bulk", help="submit a CSV as a bulk job")
+    bulk.add_argument("file", type=Path)
+    bulk.add_argument("--wait", action="store_true", help="wait for the job, showing its progress")
+    bulk.add_argument("--out", type=Path, help="with --wait: write the result CSV here")
+    bulk.add_argument("--callback-url", help="POSTed to when the job finishes")
+    bulk.add_argument("--email-column", help="the address column: a header name or a 1-based number")
+    bulk.set_defaults(run=_bulk)
+
+    account = commands.add_parser("account", help="plan, balance, usage and the key in use")
+    account.set_defaults(run=_account)
+    return parser
+
+
+def _verify(client: Client, args: argparse.Namespace) -> None:
+    _print_json(client.verify(args.address, validation_mode=_mode(args)))
+
+
+def _batch(client: Client, args: argparse.Namespace) -> None:
+    for result in client.verify_many(_addresses(args.file), validation_mode=_mode(args)):
+        print(json.dumps(result, ensure_ascii=False))
+
+
+def _bulk(client: Client, args: argparse.Namespace) -> int:
+    if args.out and not args.wait:
+        raise ValueError("--out needs --wait")
+    receipt = client.bulk_submit(args.file, callback_url=args.callback_url, email_column=args.email_column)
+    print(
+        f"job {receipt['id']}: {receipt['total_emails']} addresses, about {receipt['estimated_seconds']} s",
+        file=sys.stderr,
+    )
+    if not args.wait:
+        _print_json(receipt)
+        return 0
+    job = _wait(client, receipt["id"], receipt["total_emails"])
+    if args.out and job["status"] == "completed":
+        args.out.write_bytes(client.job_results(job["id"]))
+        print(f"results written to {args.out}", file=sys.stderr)
+    _print_json(job)
+    return 0 if job["status"] == "completed" else 1
+
+
+def _account(client: Client, args: argparse.Namespace) -> None:
+    _print_json(client.account())
+
+
+def _wait(client: Client, job_id: str, total: int) -> Job:
+    """A progress bar on a terminal; plain lines, one per change, otherwise (logs, pipes, CI)."""
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import Progress
+
+        with Progress(console=Console(stderr=True)) as bar:
+            task = bar.add_task(job_id, total=total)
+            return client.wait_for_job(job_id, on_progress=lambda job: bar.update(task, completed=_done(job)))
+    seen: list[int] = []
+
+    def line(job: Job) -> None:
+        if not seen or seen[-1] != _done(job) or job["status"] in ("completed", "failed"):
+            seen.append(_done(job))
+            print(f"{job_id} {job['status']}: {_done(job)}/{job['progress']['total']}", file=sys.stderr)
+
+    return client.wait_for_job(job_id, on_progress=line)
+
+
+def _done(job: Job) -> int:
+    return job["progress"]["processed"]
+
+
+def _addresses(path: Path) -> Iterator[str]:
+    """One address a line, or the first column of a CSV; blank lines and a header `email` skipped."""
+    text = path.read_text(encoding="utf-8-sig")
+    for number, row in enumerate(csv.reader(io.StringIO(text))):
+        cell = row[0].strip() if row else ""
+        if cell and not (number == 0 and cell.lower() == "email"):
+            yield cell
+
+
+def _mode(args: argparse.Namespace) -> str:
+    return "deep" if args.deep else "fast"
+
+
+def _print_json(value: Any, out: TextIO | None = None) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False), file=out or sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

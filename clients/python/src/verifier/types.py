@@ -1,0 +1,108 @@
+"""The API's answers, as typed dictionaries (the shapes of the service's OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+Status = Literal["valid", "invalid", "risky", "unknown"]
+
+
+class Checks(TypedDict):
+    syntax_valid: bool
+    domain_valid: bool
+    mx_found: bool
+    smtp_valid: bool | None
+    is_disposable: bool
+    is_role_based: bool
+    is_catch_all: bool | None
+    is_free_provider: bool
+
+
+class VerificationResult(TypedDict):
+    email: str
+    is_valid: bool
+    status: Status
+    sub_status: str | None
+    validation_mode: Literal["fast", "deep"]
+    confidence: Literal["high", "medium", "low"]
+    score: int
+    checks: Checks
+    did_you_mean: str | None
+    mail_provider: str | None
+    cached: bool
+    response_time_ms: int
+
+
+class Plan(TypedDict):
+    code: str
+    bulk: bool
+    rate_per_second: int
+
+
+class Usage(TypedDict):
+    today: int
+    last_30_days: int
+
+
+class Key(TypedDict):
+    prefix: str
+    scope: str
+    mode: Literal["live", "test"]
+    expires_at: str | None
+
+
+class Account(TypedDict):
+    id: str
+    plan: Plan
+    credits_remaining: int
+    usage: Usage
+    key: Key
+
+
+class BulkReceipt(TypedDict):
+    id: str
+    status: str
+    total_emails: int
+    estimated_seconds: int
+
+
+class Progress(TypedDict):
+    total: int
+    processed: int
+    valid: int
+    invalid: int
+    risky: int
+    unknown: int
+
+
+class Job(TypedDict):
+    id: str
+    filename: str | None
+    status: Literal["pending", "processing", "completed", "failed"]
+    progress: Progress
+    partial: bool
+    breakdown: dict[str, object]
+    result_download_url: str | None
+    callback_url: str | None
+    created_at: str
+    started_at: str | None
+    completed_at: str | None
+
+
+class JobList(TypedDict):
+    data: list[Job]
+    has_more: bool
+
+
+class Preview(TypedDict):
+    rows: int
+    unique: int
+    duplicates: int
+    invalid_syntax: int
+    email_column: str | int
+    has_header: bool
+    columns: list[str]
+    sample: list[str]
+    credits_needed: int
+    credits_available: int
+    estimated_seconds: int

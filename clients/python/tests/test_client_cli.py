@@ -1,0 +1,104 @@
+"""The `verifier` command line, run as a user runs it, against a live service."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.live_stack import LiveService
+
+VERIFIER = str(Path(sys.executable).parent / "verifier")
+
+
+def run(service: LiveService, *args: str, key: str = "test_api_key") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "VERIFIER_API_KEY": service.account[key], "VERIFIER_BASE_URL": service.base_url}
+    return subprocess.run([VERIFIER, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_verify_prints_the_result(service: LiveService) -> None:
+    done = run(service, "verify", "invalid@sandbox.example")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["status"], result["sub_status"]) == ("invalid", "mailbox_not_found")
+
+
+def test_verify_with_a_live_key_spends_a_credit(service: LiveService) -> None:
+    before = json.loads(run(service, "account", key="api_key").stdout)["credits_remaining"]
+    assert json.loads(run(service, "verify", "e@good.com", key="api_key").stdout)["status"] == "valid"
+    assert json.loads(run(service, "account", key="api_key").stdout)["credits_remaining"] == before - 1
+
+
+def test_batch_prints_one_json_line_per_address_in_order(service: LiveService, tmp_path: Path) -> None:
+    addresses = ["valid@sandbox.example", "role@sandbox.example", "not an address"] * 40
+    (tmp_path / "list.txt").write_text("email\n" + "\n".join(addresses) + "\n\n")
+    done = run(service, "batch", str(tmp_path / "list.txt"))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["email"] for line in lines] == addresses
+    assert [line["status"] for line in lines[:3]] == ["valid", "risky", "invalid"]
+
+
+def test_bulk_waits_and_writes_the_results(service: LiveService, tmp_path: Path) -> None:
+    (tmp_path / "list.csv").write_text("email\nvalid@sandbox.example\ncatchall@sandbox.example\n")
+    out = tmp_path / "result.csv"
+    done = run(service, "bulk", str(tmp_path / "list.csv"), "--wait", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "completed"
+    assert "completed: 2/2" in done.stderr  # plain lines when stderr is not a terminal
+    rows = list(csv.DictReader(out.open()))
+    assert [(row["email"], row["status"]) for row in rows] == [
+        ("valid@sandbox.example", "valid"),
+        ("catchall@sandbox.example", "risky"),
+    ]
+
+
+def test_bulk_shows_a_progress_bar_on_a_terminal(service: LiveService, tmp_path: Path) -> None:
+    (tmp_path / "list.csv").write_text("valid@sandbox.example\n")
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "VERIFIER_API_KEY": service.account["test_api_key"], "VERIFIER_BASE_URL": service.base_url}
+    env |= {"TERM": "xterm-256color", "COLUMNS": "100"}
+    with subprocess.Popen(
+        [VERIFIER, "bulk", str(tmp_path / "list.csv"), "--wait"], env=env, stdout=subprocess.PIPE, stderr=terminal
+    ) as process:
+        os.close(terminal)
+        shown = b""
+        while chunk := _read(controller):
+            shown += chunk
+        assert process.wait(timeout=60) == 0
+    os.close(controller)
+    assert "━" in shown.decode(errors="replace")  # rich's bar
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 4096)
+    except OSError:  # the terminal's other end closed
+        return b""
+
+
+def test_account_prints_the_account(service: LiveService) -> None:
+    account = json.loads(run(service, "account").stdout)
+    assert account["key"]["mode"] == "test" and account["plan"]["code"] == "starter"
+
+
+def test_an_api_error_is_one_line_on_stderr_and_exit_status_1(service: LiveService) -> None:
+    env_key = {"VERIFIER_API_KEY": "ev_live_" + "x" * 32}
+    done = subprocess.run(
+        [VERIFIER, "--base-url", service.base_url, "account"],
+        env={**os.environ, **env_key},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("error: 401 invalid_api_key")
+
+
+def test_a_missing_file_is_a_usage_error(service: LiveService) -> None:
+    done = run(service, "batch", "/nonexistent/list.txt")
+    assert done.returncode == 2 and "error:" in done.stderr
