@@ -10,7 +10,16 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     name = "ApiKey"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {"type": "http", "scheme": "bearer", "description": "An API key: `ev_live_` + 32 characters."}
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": (
+                "An API key: `ev_live_` + 32 characters, or a test key `ev_test_` + 32 characters, which answers "
+                "every operation in the same shapes from the sandbox: no credit, no DNS, fixed answers for "
+                "`valid@sandbox.example`, `invalid@sandbox.example`, … (see the README, Test keys), and sees only "
+                "test jobs."
+            ),
+        }
 
 
 # Headers on every key-authenticated answer, errors included (README, "Rate limits").
