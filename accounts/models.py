@@ -154,7 +154,7 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=100, default="Default")
     prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, editable=False)
+    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, db_default=Mode.LIVE, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -14,7 +14,7 @@ class IdempotencyRecord(models.Model):
         DONE = "done"
 
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
-    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE)
+    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, db_default=Mode.LIVE)
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)

@@ -75,7 +75,11 @@ class Job(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
     mode = models.CharField(
-        max_length=4, choices=Mode.choices, default=Mode.LIVE, help_text="test: made with a test key, in the sandbox."
+        max_length=4,
+        choices=Mode.choices,
+        default=Mode.LIVE,
+        db_default=Mode.LIVE,  # rows written by hand (reports, volume tests) are live
+        help_text="test: made with a test key, in the sandbox.",
     )
 
     objects = JobQuerySet.as_manager()
