@@ -266,6 +266,11 @@ VERIFIER_DNS_LIFETIME = envfloat("VERIFIER_DNS_LIFETIME", 3 * VERIFIER_DNS_TIMEO
 VERIFIER_DNS_CONCURRENCY = envint("VERIFIER_DNS_CONCURRENCY", 256, minimum=1)
 # A ceiling on queries a second (0: none, the client paces itself to the resolver's answers).
 VERIFIER_DNS_MAX_QPS = envfloat("VERIFIER_DNS_MAX_QPS", 0.0, minimum=-1.0)
+# Names that certainly have MX records: when every one of them fails, the resolver is broken
+# and its NXDOMAIN / no-MX answers judge nothing (README, "When the resolver lies"). Empty: off.
+VERIFIER_DNS_CANARIES = envlist("VERIFIER_DNS_CANARIES", ["gmail.com", "outlook.com", "yahoo.com"])
+# How long one canary check is trusted, by every process (it lives in the shared cache).
+VERIFIER_DNS_CANARY_SECONDS = envfloat("VERIFIER_DNS_CANARY_SECONDS", 60.0, minimum=0.0)
 VERIFIER_DOMAIN_TTL_MIN = 60
 VERIFIER_DOMAIN_TTL_MAX = 6 * 3600
 

@@ -30,9 +30,9 @@ from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
 from jobs.results import JobNotFound
 from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
-from verification.engine import Status, Verdict, verify_many
+from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
-from verification.resolver import domain_lookup
+from verification.resolver import domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +49,12 @@ def chunk_run_next(*, budget: float) -> int:
     rather than one task a chunk: a round trip through the queue between chunks would leave the
     worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
     it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
-    between.
+    between. While the resolver is broken it claims nothing: bulk work waits (`chunks_resume`).
     """
     deadline, ran = time.monotonic() + budget, 0
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
+        if _waiting_for_resolver():
+            return ran
         chunk = _claim_next()
         if chunk is None:
             return ran  # nothing waiting, or every pick taken by other workers, which go on
@@ -75,6 +77,8 @@ def _claim_next() -> Chunk | None:
 
 def chunk_run(*, chunk_id: int) -> None:
     """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
+    if _waiting_for_resolver():
+        return
     chunk = chunk_claim(chunk_id=chunk_id)
     if chunk is not None:
         _process(chunk)
@@ -90,13 +94,52 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    verdicts = verify_many(emails, with_second_chance(domain_lookup())) if emails else []
+    asked_at = time.time()
+    verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
+    if _judged_by_broken_resolver(verdicts, since=asked_at):
+        chunk_put_back(chunk=chunk)
+        metrics.verdicts_withheld(len(verdicts), source="bulk")
+        _waiting_for_resolver()
+        return
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
     job_complete_if_done(job_id=chunk.job_id)
+
+
+def _judged_by_broken_resolver(verdicts: Sequence[Verdict], *, since: float) -> bool:
+    """A row left `unknown` by DNS while the resolver was broken (checked after these answers came):
+    its NXDOMAIN or no-MX answer was not believed, or nothing answered at all."""
+    failed = any(verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE for verdict in verdicts)
+    return failed and resolver_broken(since=since)
+
+
+def _waiting_for_resolver() -> bool:
+    """True while the resolver is broken; bulk work then goes on by itself once it recovers."""
+    if not resolver_broken():
+        return False
+    queue.chunk_work_resumed(when=timezone.now() + timedelta(seconds=settings.VERIFIER_DNS_CANARY_SECONDS))
+    return True
+
+
+def chunks_resume() -> None:
+    """Bulk work stopped for a broken resolver goes on, as many chunks at once as a new job's."""
+    if not _waiting_for_resolver():
+        scheduling.work_enqueue(settings.BULK_PARALLEL_CHUNKS)
+
+
+def chunk_put_back(*, chunk: Chunk) -> bool:
+    """A chunk judged by a broken resolver waits again as if never claimed: its verdicts are dropped,
+    its credits released, its attempt not counted (a broken resolver is no crash)."""
+    with transaction.atomic():
+        won = Chunk.objects.filter(pk=chunk.pk, state=Chunk.State.RUNNING, attempts=chunk.attempts).update(
+            state=Chunk.State.PENDING, attempts=F("attempts") - 1, lease_expires_at=None, reserved=None
+        )
+        if won:
+            credits_release(account=chunk.job.account, amount=chunk.reserved or 0, reference=chunk.reference)
+    return bool(won)
 
 
 def chunk_claim(*, chunk_id: int) -> Chunk | None:

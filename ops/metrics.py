@@ -10,6 +10,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from ops import machine
+from verification.resolver import resolver_health
 
 
 class DatabaseGauges(Collector):
@@ -23,6 +24,19 @@ class DatabaseGauges(Collector):
         )
 
 
+class ResolverGauge(Collector):
+    """1 while the DNS resolver is broken (verification/trust.py); absent when the check is off."""
+
+    def collect(self) -> Iterator[Metric]:
+        health = resolver_health()
+        if health is not None:
+            yield GaugeMetricFamily(
+                "verifier_dns_resolver_broken",
+                "1 while the DNS resolver fails every canary name: verdicts it would decide are withheld.",
+                value=int(health.broken),
+            )
+
+
 def _process_registry() -> CollectorRegistry:
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return REGISTRY
@@ -34,4 +48,5 @@ def _process_registry() -> CollectorRegistry:
 def exposition() -> bytes:
     gauges = CollectorRegistry()
     gauges.register(DatabaseGauges())
+    gauges.register(ResolverGauge())
     return generate_latest(_process_registry()) + generate_latest(gauges)

@@ -57,7 +57,12 @@ def test_readyz_names_each_check_and_is_503_without_a_qcluster(db: None) -> None
     assert status == 503
     assert body == {
         "status": "unavailable",
-        "checks": {"database": "ok", "storage": "ok", "workers": "no qcluster heartbeat in the last 2 minutes"},
+        "checks": {
+            "database": "ok",
+            "storage": "ok",
+            "workers": "no qcluster heartbeat in the last 2 minutes",
+            "dns": "ok",
+        },
     }
 
 

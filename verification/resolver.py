@@ -1,17 +1,21 @@
-"""The engine's DNS side, wired to settings and the shared domain cache."""
+"""The engine's DNS side, wired to settings, the shared domain cache and resolver trust."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from functools import cache, partial
 
 from django.conf import settings
 
 from lib import metrics
-from verification.engine import BatchResolver, ResolverConfig, lookup_domains
+from verification import trust
+from verification.engine import BatchResolver, DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
 from verification.engine.core import DomainLookup
-from verification.engine.dns import DomainAnswer
 from verification.models import DomainRecord
+
+# What a lying resolver says of every name; a null MX is a record someone published, not a lie.
+UNTRUSTED = frozenset({DomainStatus.NXDOMAIN, DomainStatus.NO_MX})
 
 
 def resolver_config() -> ResolverConfig:
@@ -25,20 +29,50 @@ def resolver_config() -> ResolverConfig:
     )
 
 
-class CountedResolver(BatchResolver):
-    """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total)."""
+class TrustedResolver(BatchResolver):
+    """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total),
+    whose NXDOMAIN and no-MX answers count only while the resolver is not broken (verification/trust.py).
+
+    An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding made
+    after the answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old (bulk chunks: their verdicts
+    are final and many).
+    """
+
+    def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
+        super().__init__(config)
+        self.strict = strict
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
+        asked_at = time.time()
         answers = super().resolve(domains)
         metrics.dns_queries_counted(answer.status for answer in answers.values())
+        negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
+        if negative and resolver_broken(since=asked_at if self.strict else None):
+            answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
         return answers
 
 
 @cache
-def _resolver(config: ResolverConfig) -> BatchResolver:
-    return CountedResolver(config)
+def _resolver(config: ResolverConfig, strict: bool) -> TrustedResolver:
+    return TrustedResolver(config, strict=strict)
 
 
-def domain_lookup() -> DomainLookup:
+@cache
+def _canary_resolver(config: ResolverConfig) -> BatchResolver:
+    return BatchResolver(config)
+
+
+def domain_lookup(*, strict: bool = False) -> DomainLookup:
     """Fresh domain-cache entries first; the rest from DNS, concurrently, then cached."""
-    return partial(lookup_domains, cache=DomainRecord.objects, resolver=_resolver(resolver_config()))
+    resolver = _resolver(resolver_config(), strict)
+    return partial(lookup_domains, cache=DomainRecord.objects, resolver=resolver)
+
+
+def resolver_health(*, since: float | None = None) -> trust.ResolverHealth | None:
+    """The configured resolver's health (None when VERIFIER_DNS_CANARIES is empty)."""
+    return trust.resolver_health(_canary_resolver(resolver_config()), since=since)
+
+
+def resolver_broken(*, since: float | None = None) -> bool:
+    health = resolver_health(since=since)
+    return health is not None and health.broken
