@@ -31,6 +31,12 @@ def new_event_id() -> str:
     return "evt_" + random_base62(24)
 
 
+class JobManager(models.Manager["Job"]):
+    def get_queryset(self) -> models.QuerySet[Job]:
+        # The upload's header (up to 1,000 names) is read only to write the customer's-columns file.
+        return super().get_queryset().defer("columns")
+
+
 class Job(models.Model):
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -63,6 +69,8 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
+
+    objects = JobManager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
