@@ -93,12 +93,15 @@ def _checked_callback_url(url: object) -> str:
         raise refused("callback_url must be a URL.")
     if len(url) > 2000:
         raise refused("callback_url is longer than 2000 characters.")
-    if url:
-        try:
-            outbound.check_url(url)
-        except outbound.UnsafeUrl as error:
-            raise refused(str(error)) from None
-    return url
+    if not url:
+        return url
+    try:
+        target = outbound.check_url(url)
+    except outbound.UnsafeUrl as error:
+        raise refused(str(error)) from None
+    if len(target.url) > 2000:
+        raise refused("callback_url is longer than 2000 characters once percent-encoded.")
+    return target.url
 
 
 @contextmanager

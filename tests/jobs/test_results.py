@@ -187,6 +187,9 @@ def test_a_line_break_inside_a_quoted_cell_survives_into_the_original_columns(
     content = 'email,note\njane@good.com,"line one\nline two"\nbob@good.com,"carriage\r\nreturn"\n'
     job_id = finished(owner, run_tasks, content)
     rows = downloaded(owner, job_id, columns="original")
-    assert [row[:2] for row in rows[1:]] == [["jane@good.com", "line one\nline two"], ["bob@good.com", "carriage\r\nreturn"]]
+    assert [row[:2] for row in rows[1:]] == [
+        ["jane@good.com", "line one\nline two"],
+        ["bob@good.com", "carriage\r\nreturn"],
+    ]
     names = sorted(path.name.split("-")[0] for path in stored_files(media))
     assert names == ["original", "result"]  # the input files are gone once both result files exist

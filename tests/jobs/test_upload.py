@@ -14,7 +14,7 @@ from jobs.csvfile import MAX_UPLOAD_BYTES
 from jobs.files import input_rows
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
-from tests.jobs.conftest import assert_nothing_left, upload
+from tests.jobs.conftest import Receiver, assert_nothing_left, upload
 
 
 def refused(persona: Persona, media: Path, content: bytes, status: int, code: str, **kwargs: str) -> dict:
@@ -99,11 +99,24 @@ def test_json_body_is_415(owner: Persona) -> None:
         "ftp://example.com/",
         "not a url",
         "/relative/path",
+        "http://[::1",
     ],
 )
 def test_bad_callback_url_is_refused(owner: Persona, media: Path, url: str) -> None:
     error = refused(owner, media, b"a@good.com\n", 400, "invalid_callback_url", callback_url=url)
     assert error["param"] == "callback_url"
+
+
+@pytest.mark.parametrize("tail", ["/a b", "/hook\r\nX-Injected: 1", "/\nhook", "/ho\0ok", "/\x7f", "/\thook"])
+def test_a_callback_url_that_could_never_be_sent_is_refused(
+    owner: Persona, media: Path, receiver: Receiver, tail: str
+) -> None:
+    error = refused(owner, media, b"a@good.com\n", 400, "invalid_callback_url", callback_url=receiver.url + tail)
+    assert error == {
+        "code": "invalid_callback_url",
+        "message": "The URL contains a space or a control character: percent-encode it.",
+        "param": "callback_url",
+    }
 
 
 def test_100000_rows_are_accepted(owner: Persona) -> None:
