@@ -262,9 +262,11 @@ def test_hostile_portal_form_values_are_never_500(owner: Persona, page: str, fie
 
 def _admin_urls() -> list[str]:
     urls = []
-    for model in admin.site._registry:
+    for model, model_admin in admin.site._registry.items():
         base = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
         urls += [base + "?q={}", base + "{}/change/", base + "{}/delete/", base + "?o={}"]
+        filters = [name for name in model_admin.list_filter if isinstance(name, str)]
+        urls += [base + f"?{name}__exact={{}}" for name in filters] + [base + f"?{name}={{}}" for name in filters]
     return urls
 
 
@@ -296,7 +298,8 @@ def test_hostile_queries_to_the_probes_and_dashboard_are_never_500(staff: Any, p
     client = Client()
     client.force_login(staff)
     response = client.get(f"{path}?x={value}&{value}={value}")
-    assert response.status_code in (200, 503), response.content[:300]  # 503: /readyz without a qcluster
+    # 503: /readyz without a qcluster; 400: the admin's pages refuse a query holding NUL.
+    assert response.status_code in (200, 400, 503), response.content[:300]
 
 
 # --- Host header and framing ---------------------------------------------------------------------
