@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 
@@ -11,6 +12,8 @@ from prometheus_client.registry import Collector
 
 from ops import machine
 from verification.resolver import resolver_health
+
+logger = logging.getLogger(__name__)
 
 
 class DatabaseGauges(Collector):
@@ -46,7 +49,14 @@ def _process_registry() -> CollectorRegistry:
 
 
 def exposition() -> bytes:
-    gauges = CollectorRegistry()
-    gauges.register(DatabaseGauges())
-    gauges.register(ResolverGauge())
-    return generate_latest(_process_registry()) + generate_latest(gauges)
+    """The process counters always; each set of gauges only when what it reads answers (the
+    database, the cache): a scrape with the database down still has every counter."""
+    text = generate_latest(_process_registry())
+    for collector in (DatabaseGauges(), ResolverGauge()):
+        gauges = CollectorRegistry()
+        gauges.register(collector)
+        try:
+            text += generate_latest(gauges)
+        except Exception:  # the gauges are left out, and the scrape goes on
+            logger.warning("metrics: %s left out", type(collector).__name__, exc_info=True)
+    return text
