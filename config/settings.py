@@ -166,7 +166,8 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-_EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# lib/mail.py: Django's console backend, but printing each mail as written (no quoted-printable).
+_EMAIL_BACKEND = envstr("EMAIL_BACKEND", "lib.mail.ConsoleBackend")
 _SMTP_OPTIONS = {
     "host": envstr("EMAIL_HOST", "localhost"),
     "port": envint("EMAIL_PORT", 25, minimum=1),
