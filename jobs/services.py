@@ -210,8 +210,10 @@ def estimated_seconds(total: int, *, addresses: Sequence[str] = ()) -> int:
     """From the throughput of the most recently completed jobs (rows per second), at least 1,
     and never less than a rate-capped resolver needs for the addresses' domains.
 
-    Weighted by rows (all rows over all seconds), from the large ones when there are any: a
-    one-row job takes a second of queue pickup, which says nothing about a 50,000-row list.
+    Weighted by rows (all rows over all seconds), from the large ones only: a one-row job takes a
+    second of queue pickup, which says nothing about a 50,000-row list (a fresh deployment's first
+    large list was estimated at 1,366 s for 2 s of work). Until a large job has run, the default
+    rate (BULK_DEFAULT_ROWS_PER_SECOND).
     """
     return max(_seconds_at_recent_rate(total), _seconds_at_max_qps(addresses))
 
@@ -225,7 +227,7 @@ def _seconds_at_recent_rate(total: int) -> int:
         for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]
         if started and completed  # never None here (filtered above), but the types cannot know
     ]
-    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS] or timings
+    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS]
     rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
     rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
     return max(1, round(total / rate))
