@@ -40,6 +40,12 @@ def test_admin_index_links_to_the_dashboard(admin_client_: Client) -> None:
     assert f'href="{URL}"' in admin_client_.get(reverse("admin:index")).content.decode()
 
 
+def test_no_table_header_cell_is_empty(admin_client_: Client) -> None:
+    page = admin_client_.get(URL).content.decode()
+    assert "<th" in page
+    assert not re.search(r"<th[^>]*>\s*</th>", page)
+
+
 def test_every_figure_matches_the_data(admin_client_: Client, django_assert_max_num_queries: Any) -> None:
     business.build()
     with django_assert_max_num_queries(MAX_QUERIES):
