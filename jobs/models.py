@@ -152,6 +152,11 @@ class Chunk(models.Model):
     def reference(self) -> str:
         return f"{self.job_id}:chunk:{self.index}"
 
+    def ledger_note(self, filename: str | None) -> str:
+        """What the customer's ledger says of this chunk's credits: the file and the job, not `reference`."""
+        name = filename or "Bulk job"
+        return f"{name[:150]} (job {self.job_id}, part {self.index + 1})"
+
 
 class CallbackDelivery(models.Model):
     """One event for one job; its attempts share the event id."""

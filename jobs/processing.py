@@ -138,7 +138,7 @@ def chunk_put_back(*, chunk: Chunk) -> bool:
             state=Chunk.State.PENDING, attempts=F("attempts") - 1, lease_expires_at=None, reserved=None
         )
         if won:
-            credits_release(account=chunk.job.account, amount=chunk.reserved or 0, reference=chunk.reference)
+            _chunk_release(chunk, chunk.reserved or 0, chunk.job.account, chunk.job.filename)
     return bool(won)
 
 
@@ -173,7 +173,8 @@ def _reserve(chunk: Chunk) -> None:
     """Hold credits for the chunk's rows; fewer than its rows makes the job partial."""
     job = chunk.job
     wanted = 0 if job.partial else chunk.size
-    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference)
+    note = chunk.ledger_note(job.filename)
+    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference, note=note)
     chunk.reserved = held
     chunk.save(update_fields=["reserved"])
     if held < chunk.size:
@@ -199,7 +200,7 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
         unused = (chunk.reserved or 0) - len(verdicts)
-        credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
+        _chunk_release(chunk, unused, chunk.job.account, chunk.job.filename)
     return True
 
 
@@ -248,7 +249,7 @@ def job_fail(*, job_id: str, reason: str) -> bool:
         if not won:
             return False
         job = Job.objects.select_related("account").get(pk=job_id)
-        _release(job.account, unfinished)
+        _release(job.account, unfinished, job.filename)
         Chunk.objects.filter(pk__in=[chunk.pk for chunk in unfinished]).update(
             state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0
         )
@@ -262,14 +263,15 @@ def job_delete(*, account: Account, job_id: str) -> None:
     The ledger keeps its entries (they name the job in `reference`, not by a foreign key). A
     worker on one of its chunks at this moment loses its finishing UPDATE and charges nothing.
     """
-    if not Job.objects.filter(pk=job_id, account=account).exists():
+    job = Job.objects.filter(pk=job_id, account=account).only("filename").first()
+    if job is None:
         raise JobNotFound
     with transaction.atomic():
         unfinished = _lock_unfinished(job_id)
         deleted, _ = Job.objects.filter(pk=job_id, account=account).delete()  # its chunks and callbacks too
         if not deleted:
             raise JobNotFound
-        _release(account, unfinished)
+        _release(account, unfinished, job.filename)
     files.job_files_delete(job_id)
 
 
@@ -278,10 +280,14 @@ def _lock_unfinished(job_id: str) -> list[Chunk]:
     return list(Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).select_for_update())
 
 
-def _release(account: Account, chunks: list[Chunk]) -> None:
+def _release(account: Account, chunks: list[Chunk], filename: str | None) -> None:
     """Give back what these chunks hold (a chunk's reservation covers rows it never finished)."""
     for chunk in chunks:
-        credits_release(account=account, amount=chunk.reserved or 0, reference=chunk.reference)
+        _chunk_release(chunk, chunk.reserved or 0, account, filename)
+
+
+def _chunk_release(chunk: Chunk, amount: int, account: Account, filename: str | None) -> None:
+    credits_release(account=account, amount=amount, reference=chunk.reference, note=chunk.ledger_note(filename))
 
 
 def job_cancel(*, job_id: str) -> bool:

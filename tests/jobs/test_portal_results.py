@@ -12,7 +12,7 @@ from django.urls import reverse
 from jobs.models import Job
 from jobs.services import chunk_size_for
 from tests.conftest import Persona, make_persona
-from tests.jobs.conftest import Receiver, RunTasks, stored_files
+from tests.jobs.conftest import Receiver, RunTasks, stored_files, upload
 from tests.support.dns_server import MX, DnsServer
 from tests.support.portal import logged_in
 
@@ -140,3 +140,11 @@ def test_a_small_list_runs_in_several_chunks_so_progress_moves(settings: Any) ->
 def test_an_unknown_column_posted_to_the_upload_is_shown_as_an_error(owner: Persona) -> None:
     page = post(owner, "job-new", email_column="Phone").content.decode()
     assert "the file has no column" in page and not Job.objects.exists()
+
+
+def test_the_ledger_names_the_file_and_the_job_of_bulk_entries(owner: Persona, run_tasks: RunTasks) -> None:
+    with run_tasks():
+        job_id = upload(owner, b"a@good.com\nb@good.com\n", name="spring-leads.csv").json()["id"]
+    page = logged_in(owner).get(reverse("billing")).content.decode()
+    assert f"spring-leads.csv (job {job_id}, part 1)" in page
+    assert ":chunk:" not in page
