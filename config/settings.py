@@ -187,6 +187,8 @@ BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
 
 # --- i18n, static, media ------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
+# config/formats/en/formats.py: the admin shows 24-hour times, as the portal does.
+FORMAT_MODULE_PATH = ["config.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

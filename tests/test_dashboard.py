@@ -40,6 +40,11 @@ def test_admin_index_links_to_the_dashboard(admin_client_: Client) -> None:
     assert f'href="{URL}"' in admin_client_.get(reverse("admin:index")).content.decode()
 
 
+def test_the_breadcrumb_sits_in_the_admins_breadcrumb_bar(admin_client_: Client) -> None:
+    page = admin_client_.get(URL).content.decode()
+    assert re.search(r'<nav aria-label="Breadcrumbs">\s*<ol class="breadcrumbs">', page)
+
+
 def test_no_table_header_cell_is_empty(admin_client_: Client) -> None:
     page = admin_client_.get(URL).content.decode()
     assert "<th" in page
