@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TypedDict
+from typing import Required, TypedDict, Unpack
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -29,6 +29,14 @@ from verification.models import DomainRecord
 class BulkNotInPlan(DomainError):
     code = "plan_upgrade_required"
     message = "Bulk verification needs the Starter plan or above."
+
+
+class NoAddressesNotConfirmed(DomainError):
+    """The portal asks before it runs a column that holds no address at all (each row would be charged as
+    invalid syntax); the API does not."""
+
+    param = "confirm_no_addresses"
+    message = "The chosen column holds no email address: choose another column, or confirm to verify it anyway."
 
 
 class PartialNotConfirmed(DomainError):
@@ -106,32 +114,53 @@ def _checked_callback_url(url: object) -> str:
 
 @contextmanager
 def job_submitted(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    partial_ok: bool = True,
+    no_addresses_ok: bool = True,
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
     Refusals, in the order docs/api.md gives: plan, balance, file, callback URL, then the file's
-    rows, then (`partial_ok=False`, the portal's) a balance below the list's addresses.
+    rows, then (the portal's `no_addresses_ok=False`) a column holding no address and
+    (`partial_ok=False`) a balance below the list's addresses.
     Each is a DomainError that changes nothing; the portal shows it on its field. The
     submission is yielded inside the transaction that creates the job (see `job_created`).
     """
     bulk_in_plan(account=account)
     credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
+    if not no_addresses_ok and invalid_syntax(found) == len(found.addresses):
+        raise NoAddressesNotConfirmed
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
     with job_created(account=account, found=found, callback_url=url, filename=upload_filename(upload)) as submission:
         yield submission
 
 
-def job_submit(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
-) -> Submission:
+class SubmitArgs(TypedDict, total=False):
+    """`job_submitted`'s keyword arguments, for `job_submit` to pass on."""
+
+    account: Required[Account]
+    upload: Required[object]
+    callback_url: Required[object]
+    email_column: str | None
+    partial_ok: bool
+    no_addresses_ok: bool
+
+
+def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
     """`job_submitted` for a caller with nothing to write beside the job (the portal)."""
-    with job_submitted(
-        account=account, upload=upload, callback_url=callback_url, email_column=email_column, partial_ok=partial_ok
-    ) as submission:
+    with job_submitted(**kwargs) as submission:
         return submission
+
+
+def invalid_syntax(found: AddressList) -> int:
+    """How many of the list's unique values are not email addresses at all."""
+    return sum(parse(address) is None for address in found.addresses)
 
 
 def upload_check(*, upload: object, callback_url: object, email_column: str | None) -> tuple[AddressList, str]:
@@ -277,7 +306,7 @@ def preview_of(found: AddressList, *, credits_available: int) -> Preview:
         "rows": found.rows,
         "unique": unique,
         "duplicates": found.duplicates,
-        "invalid_syntax": sum(parse(address) is None for address in found.addresses),
+        "invalid_syntax": invalid_syntax(found),
         "email_column": found.columns[found.email_column] if found.has_header else found.email_column + 1,
         "has_header": found.has_header,
         "columns": found.columns,

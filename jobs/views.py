@@ -45,10 +45,17 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
 
 
 def _submit(account: Account, form: UploadForm) -> Job:
-    """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked."""
+    """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked, a column
+    holding no address `confirm_no_addresses`."""
     data = form.cleaned_data
-    parts = {"upload": data["file"], "callback_url": data["callback_url"], "email_column": data["email_column"] or None}
-    return job_submit(account=account, **parts, partial_ok=data["confirm_partial"]).job
+    return job_submit(
+        account=account,
+        upload=data["file"],
+        callback_url=data["callback_url"],
+        email_column=data["email_column"] or None,
+        partial_ok=data["confirm_partial"],
+        no_addresses_ok=data["confirm_no_addresses"],
+    ).job
 
 
 @account_required
@@ -79,6 +86,7 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
     short = max(preview["credits_needed"] - preview["credits_available"], 0)
     return {
         "preview": preview,
+        "mostly_not_addresses": preview["invalid_syntax"] * 2 > preview["unique"],
         "rows": rows,
         "columns": found.columns,
         "email_index": found.email_column,

@@ -43,6 +43,30 @@ def test_preview_card_follows_the_chosen_column(owner: Persona) -> None:
     assert '<option value="1" selected>Name</option>' in page and 'data-preview-count="invalid_syntax">2<' in page
 
 
+MOSTLY_NAMES = b"Name,Contact\nJane,jane@good.com\nJoe,joe@good.com\nAnn,nobody\n"
+
+
+def test_preview_warns_when_most_of_the_chosen_column_is_not_addresses(owner: Persona) -> None:
+    page = post(owner, "job-preview", MOSTLY_NAMES + b"Bo,n/a\nCy,none\n", email_column="2").content.decode()
+    assert "Most of the column “Contact” is not email addresses:</strong> 3 of 5 values." in page
+    assert 'name="confirm_no_addresses"' not in page
+    assert "data-preview-mostly-not-addresses" not in post(owner, "job-preview", MOSTLY_NAMES).content.decode()
+
+
+def test_preview_asks_for_confirmation_when_the_column_holds_no_address(owner: Persona) -> None:
+    page = post(owner, "job-preview", email_column="1").content.decode()
+    assert "The column “Name” holds no email address." in page
+    assert '<input type="checkbox" name="confirm_no_addresses" value="on" required>' in page
+
+
+def test_a_column_of_no_addresses_is_not_run_without_confirmation(owner: Persona, media: Path) -> None:
+    refused = post(owner, "job-new", email_column="1")
+    assert refused.status_code == 200 and "The chosen column holds no email address" in refused.content.decode()
+    assert not Job.objects.exists() and stored_files(media) == []
+    assert post(owner, "job-new", email_column="1", confirm_no_addresses="on").status_code == 302
+    assert Job.objects.get().total == 2
+
+
 def test_preview_card_on_the_free_plan_says_why_and_where_to_upgrade(db: None) -> None:
     page = post(make_persona(plan_code="free", credits=5), "job-preview").content.decode()
     assert "Bulk verification needs the Starter plan or above." in page and reverse("billing") in page
