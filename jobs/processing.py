@@ -26,7 +26,7 @@ from accounts.models import Account
 from billing.services import credits_release, credits_reserve
 from jobs import files, queue, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
-from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
+from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, DeletedJob, Job
 from jobs.results import JobNotFound
 from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
@@ -272,6 +272,10 @@ def job_delete(*, account: Account, job_id: str) -> None:
         if not deleted:
             raise JobNotFound
         _release(account, unfinished, job.filename)
+        now = timezone.now()
+        DeletedJob.objects.create(
+            id=job_id, account=account, filename=job.filename, deleted_at=now, expires_at=now + DeletedJob.KEPT
+        )
     files.job_files_delete(job_id)
 
 

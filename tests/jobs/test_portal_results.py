@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -139,6 +141,46 @@ def test_delete_button_deletes_the_job(owner: Persona, run_tasks: RunTasks, medi
     assert "data-confirm-delete" in client.get(reverse("job", args=[job.pk])).content.decode()
     response = client.post(reverse("job-delete", args=[job.pk]))
     assert response["Location"] == reverse("jobs") and not Job.objects.exists() and stored_files(media) == []
+
+
+def test_a_finished_jobs_page_says_when_it_started_and_finished_and_how_long_it_took(
+    owner: Persona, run_tasks: RunTasks
+) -> None:
+    job = finished(owner, run_tasks)
+    Job.objects.filter(pk=job.pk).update(
+        started_at=datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC), completed_at=datetime(2026, 11, 24, 9, 2, 5, tzinfo=UTC)
+    )
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    assert "Started <time" in page and ">24 Nov 2026, 09:00:00</time> · finished <time" in page
+    assert ">24 Nov 2026, 09:02:05</time> · took <span data-took>2 min 5 s</span>" in page
+
+
+def test_no_download_button_offers_rows_the_job_does_not_have(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, b"email\nx@nullmx.com\ny@nowhere-at-all.com\n")  # nothing valid or risky
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    labels = re.findall(r'<span class="download-label">([^<]+)</span>', page)
+    assert labels == ["All", "Invalid only"]
+
+
+def test_a_deleted_jobs_link_says_it_was_deleted_and_when(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    client = logged_in(owner)
+    with time_machine.travel(datetime(2026, 11, 24, 17, 45, tzinfo=UTC), tick=False):
+        client.post(reverse("job-delete", args=[job.pk]))
+    for url in (reverse("job", args=[job.pk]), reverse("job-download", args=[job.pk])):
+        response = client.get(url)
+        page = response.content.decode()
+        assert response.status_code == 404
+        assert "This job was deleted" in page and f'crm.csv (<span class="mono">{job.pk}</span>)' in page
+        assert "deleted on <time" in page and ">24 Nov 2026, 17:45</time>" in page
+
+
+def test_an_outsider_learns_nothing_of_a_deleted_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    logged_in(owner).post(reverse("job-delete", args=[job.pk]))
+    response = logged_in(outsider).get(reverse("job", args=[job.pk]))
+    assert response.status_code == 404
+    assert "No such job" in response.content.decode() and "crm.csv" not in response.content.decode()
 
 
 def test_outsider_cannot_delete_the_owners_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
