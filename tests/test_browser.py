@@ -319,6 +319,23 @@ def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
     expect(page.locator("td.field-credit_balance")).to_have_text("510")
 
 
+def test_the_admin_ledger_shows_every_column_at_1280_pixels(page: Page, live_server: Any) -> None:
+    from billing.services import credits_reserve
+    from tests.factories import AccountFactory
+
+    account = AccountFactory(owner__email="customer-with-a-long-address@company.example.com", credits=10)
+    note = "a-customer-export-with-a-long-file-name-2026-11-24.csv (job job_AbCdEfGhIjKlMnOpQrStUvWx, part 1)"
+    credits_reserve(account=account, wanted=5, reference="job_AbCdEfGhIjKlMnOpQrStUvWx:chunk:0", note=note)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    log_in_to_the_admin(page)
+    page.goto("/admin/billing/ledgerentry/")
+    expect(page.locator("td.field-description").first).to_have_text(note)
+    overflow = page.evaluate(
+        "() => { const r = document.querySelector('.results'); return r.scrollWidth - r.clientWidth; }"
+    )
+    assert overflow <= 0, f"the ledger's table is {overflow} px wider than its box: its last columns are cut"
+
+
 def log_in_to_the_admin(page: Page) -> None:
     from django.contrib.auth import get_user_model
 
