@@ -32,7 +32,7 @@ from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
-from verification.resolver import domain_lookup, resolver_broken
+from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
 
@@ -94,9 +94,9 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    asked_at = time.time()
-    verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
-    if _judged_by_broken_resolver(verdicts, since=asked_at):
+    with answers_withheld() as withheld:
+        verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
+    if withheld or _failed_while_broken(verdicts, since=time.time()):
         chunk_put_back(chunk=chunk)
         metrics.verdicts_withheld(len(verdicts), source="bulk")
         _waiting_for_resolver()
@@ -109,9 +109,9 @@ def _process(chunk: Chunk) -> None:
     job_complete_if_done(job_id=chunk.job_id)
 
 
-def _judged_by_broken_resolver(verdicts: Sequence[Verdict], *, since: float) -> bool:
-    """A row left `unknown` by DNS while the resolver was broken (checked after these answers came):
-    its NXDOMAIN or no-MX answer was not believed, or nothing answered at all."""
+def _failed_while_broken(verdicts: Sequence[Verdict], *, since: float) -> bool:
+    """A row left `unknown` by DNS (nothing answered, or REFUSED) while the resolver was broken, by a
+    check begun after the chunk's answers came."""
     failed = any(verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE for verdict in verdicts)
     return failed and resolver_broken(since=since)
 

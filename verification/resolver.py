@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache, partial
 
 from django.conf import settings
@@ -16,6 +18,20 @@ from verification.models import DomainRecord
 
 # What a lying resolver says of every name; a null MX is a record someone published, not a lie.
 UNTRUSTED = frozenset({DomainStatus.NXDOMAIN, DomainStatus.NO_MX})
+# The domains whose answers were not believed, inside an `answers_withheld` block (a bulk chunk's).
+_WITHHELD: ContextVar[list[str] | None] = ContextVar("withheld", default=None)
+
+
+@contextmanager
+def answers_withheld() -> Iterator[list[str]]:
+    """Collect the domains whose answers the block's lookups did not believe: a bulk chunk with any
+    waits, whatever the resolver's state by the time the chunk ends."""
+    withheld: list[str] = []
+    token = _WITHHELD.set(withheld)
+    try:
+        yield withheld
+    finally:
+        _WITHHELD.reset(token)
 
 
 def resolver_config() -> ResolverConfig:
@@ -33,9 +49,10 @@ class TrustedResolver(BatchResolver):
     """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total),
     whose NXDOMAIN and no-MX answers count only while the resolver is not broken (verification/trust.py).
 
-    An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding made
-    after the answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old (bulk chunks: their verdicts
-    are final and many).
+    An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding whose
+    canary queries went out after these answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old
+    (bulk chunks: their verdicts are final and many). A check begun earlier, even by a moment, may
+    have been answered before the resolver broke and these answers after.
     """
 
     def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
@@ -43,12 +60,14 @@ class TrustedResolver(BatchResolver):
         self.strict = strict
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
-        asked_at = time.time()
         answers = super().resolve(domains)
+        answered_at = time.time()
         metrics.dns_queries_counted(answer.status for answer in answers.values())
         negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
-        if negative and resolver_broken(since=asked_at if self.strict else None):
+        if negative and resolver_broken(since=answered_at if self.strict else None):
             answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
+            if (withheld := _WITHHELD.get()) is not None:
+                withheld.extend(negative)
         return answers
 
 

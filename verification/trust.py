@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class ResolverHealth:
     broken: bool
-    checked_at: float  # unix time
+    checked_at: float  # unix time the check began (its canary queries were sent after it)
     failing: dict[str, str]  # canary -> what it got (nxdomain, no_mx, failure), when it failed
 
     def describe(self) -> str:
@@ -43,7 +43,7 @@ class ResolverHealth:
 
 def resolver_health(resolver: BatchResolver, *, since: float | None = None) -> ResolverHealth | None:
     """The resolver's health, checked anew when the shared finding is older than
-    VERIFIER_DNS_CANARY_SECONDS or than `since` (unix time). None when the check is off."""
+    VERIFIER_DNS_CANARY_SECONDS or began before `since` (unix time). None when the check is off."""
     canaries = tuple(settings.VERIFIER_DNS_CANARIES)
     if not canaries:
         return None
@@ -61,13 +61,14 @@ def resolver_health(resolver: BatchResolver, *, since: float | None = None) -> R
 
 
 def _check(resolver: BatchResolver, canaries: tuple[str, ...]) -> ResolverHealth:
+    started = time.time()  # the finding holds from here: answers given before it are not vouched for
     failing = _failing(resolver, canaries)
     if len(failing) == len(canaries):  # believed only when a second try says the same
         failing = _failing(resolver, canaries)
     broken = len(failing) == len(canaries)
     if broken:
         logger.error("DNS resolver %s is broken: every canary name failed %s", resolver.nameservers, failing)
-    return ResolverHealth(broken=broken, checked_at=time.time(), failing=failing if broken else {})
+    return ResolverHealth(broken=broken, checked_at=started, failing=failing if broken else {})
 
 
 def _failing(resolver: BatchResolver, canaries: tuple[str, ...]) -> dict[str, str]:
