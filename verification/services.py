@@ -19,11 +19,11 @@ from accounts.models import Account
 from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
-from verification.engine import Verdict, verify_many
+from verification.engine import SubStatus, Verdict, verify_many
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict
-from verification.resolver import domain_lookup
+from verification.resolver import domain_lookup, resolver_broken
 
 
 class DeepModeDisabled(DomainError):
@@ -39,6 +39,7 @@ class Verification:
     verdict: Verdict
     cached: bool
     response_time_ms: int
+    charged: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         # The shape VerificationResultSerializer documents, without its per-call cost.
@@ -76,6 +77,7 @@ def verifications_charged(
 ) -> Iterator[list[Verification]]:
     """Verify addresses for an account, answered in order: one credit per distinct address,
     cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
+    An address judged `unknown` while our own resolver is broken costs nothing (`charged=False`).
 
     DNS runs before the transaction, so no lock is held while waiting on the network. The
     results are yielded inside the transaction that charges and caches: what the caller writes
@@ -94,14 +96,26 @@ def verifications_charged(
     credits_require(account=account, amount=len(distinct))
     looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
     elapsed_ms = _elapsed_ms(started)
-    results = [Verification(*looked_up[email], elapsed_ms) for email in normalised]
+    withheld = {
+        email for email, (verdict, cached) in looked_up.items() if not cached and _judged_by_broken_resolver(verdict)
+    }
+    results = [Verification(*looked_up[email], elapsed_ms, charged=email not in withheld) for email in normalised]
     with transaction.atomic():
-        credits_spend(account=account, amount=len(distinct), reference="verify")
+        if len(distinct) > len(withheld):
+            credits_spend(account=account, amount=len(distinct) - len(withheld), reference="verify")
         for verdict, cached in looked_up.values():
             if not cached:
                 CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
         yield results
     metrics.verifications_counted((verdict.status for verdict, _ in looked_up.values()), source=source)
+    if withheld:
+        metrics.verdicts_withheld(len(withheld), source=source)
+
+
+def _judged_by_broken_resolver(verdict: Verdict) -> bool:
+    """Free when the verdict is `unknown` because our own resolver is broken (verification/trust.py):
+    the fault is ours, not the address's."""
+    return verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE and resolver_broken()
 
 
 @contextmanager
@@ -114,7 +128,7 @@ def _sandboxed(emails: Sequence[str], mode: str, started: float | None) -> Itera
     verdicts = sandbox_verdicts(list(emails), mode)
     elapsed_ms = _elapsed_ms(started)
     with transaction.atomic():
-        yield [Verification(verdict, False, elapsed_ms) for verdict in verdicts]
+        yield [Verification(verdict, False, elapsed_ms, charged=False) for verdict in verdicts]
 
 
 def _elapsed_ms(started: float | None) -> int:
