@@ -26,13 +26,14 @@ class PlanAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "name", "account", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_display = ["prefix", "name", "account", "scope", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
     list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
     search_fields = ["prefix", "name", f"account__{Account.EMAIL_LOOKUP}"]
     # Never key_hash: a hash of a 190-bit random key is not crackable, but it is nobody's business either.
-    fields = ["account", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["account", "prefix", "created_at", "last_used_at", "revoked_at"]
+    fields = ["account", "name", "prefix", "scope", "expires_at", "allowed_ips", "created_by", "created_at"]
+    fields += ["last_used_at", "revoked_at"]
+    readonly_fields = ["account", "prefix", "created_by", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_keys"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -92,6 +93,7 @@ class AccountAdmin(admin.ModelAdmin):
             "recent_ledger": account.ledger_entries.all()[:RECENT_ROWS] if account else [],
             "recent_jobs": account.jobs.all()[:RECENT_ROWS] if account else [],
             "api_keys": account.api_keys.all() if account else [],
+            "members": account.memberships.select_related("user") if account else [],
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **recent})
 

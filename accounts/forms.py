@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time, timedelta
+from ipaddress import ip_network
 from typing import Any
 
 from django import forms
@@ -7,7 +9,9 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
+from accounts.models import ApiKey, Role
 from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 
 
@@ -71,4 +75,60 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
 
 
 class ApiKeyForm(forms.Form):
+    MAX_NETWORKS = 50
+
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
+    scope = forms.ChoiceField(
+        label="Scope", choices=ApiKey.Scope.choices, required=False, help_text="What the key may do (default: full)."
+    )
+    expires_on = forms.DateField(
+        label="Valid until",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Optional: the key is refused after this day ends (UTC).",
+    )
+    allowed_ips = forms.CharField(
+        label="Allowed addresses",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "203.0.113.0/24"}),
+        help_text="Optional: addresses or networks (CIDR) it may be used from, one a line. Empty: anywhere.",
+    )
+
+    def clean_scope(self) -> str:
+        return str(self.cleaned_data["scope"] or ApiKey.Scope.FULL)
+
+    def clean_expires_on(self) -> date | None:
+        day: date | None = self.cleaned_data["expires_on"]
+        if day is not None and day < timezone.now().date():
+            raise ValidationError("Choose today or a later day.")
+        return day
+
+    def clean_allowed_ips(self) -> str:
+        lines = [line.strip() for line in self.cleaned_data["allowed_ips"].splitlines() if line.strip()]
+        if len(lines) > self.MAX_NETWORKS:
+            raise ValidationError(f"At most {self.MAX_NETWORKS} addresses or networks.")
+        networks = []
+        for line in lines:
+            try:
+                networks.append(str(ip_network(line, strict=False)))
+            except ValueError:
+                raise ValidationError(f"“{line}” is not an IP address or a network such as 203.0.113.0/24.") from None
+        return "\n".join(networks)
+
+    def limits(self) -> dict[str, Any]:
+        """The key's scope, expiry and allow-list, as `ApiKey.issue` takes them."""
+        day = self.cleaned_data["expires_on"]
+        expires_at = datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+        return {
+            "scope": self.cleaned_data["scope"],
+            "expires_at": expires_at,
+            "allowed_ips": self.cleaned_data["allowed_ips"],
+        }
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(label="Role", choices=Role.choices)
+
+
+class SwitchAccountForm(forms.Form):
+    account = forms.UUIDField(widget=forms.HiddenInput)

@@ -31,6 +31,10 @@ urlpatterns = [
         path(route, view.as_view(template_name=f"accounts/{template}.html"), name=name)
         for route, view, name, template in PASSWORD_PAGES
     ),
+    path("account/switch", views.account_switch, name="account-switch"),
+    path("members", views.members, name="members"),
+    path("members/<int:member_id>/role", views.member_role, name="member-role"),
+    path("members/<int:member_id>/remove", views.member_remove_view, name="member-remove"),
     path("keys", views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("settings/signing-secret", views.signing_secret, name="signing-secret"),

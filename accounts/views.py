@@ -1,4 +1,4 @@
-"""Portal pages about the account itself: log-in, keys, signing secret."""
+"""Portal pages about the account itself: log-in, the account switch, members, keys, signing secret."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.decorators import account_required
-from accounts.forms import ApiKeyForm, LoginForm
-from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey
+from accounts.decorators import ACCOUNT_SESSION_KEY, account_required
+from accounts.forms import ApiKeyForm, LoginForm, RoleForm, SwitchAccountForm
+from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey, Membership, Role, membership_for
+from accounts.permissions import Action
+from accounts.services import MemberChangeRefused, member_remove, member_role_change
 
 
 class LoginView(auth_views.LoginView):
@@ -21,21 +24,93 @@ class LoginView(auth_views.LoginView):
     template_name = "accounts/login.html"
 
 
-@account_required
+@login_required
+@require_POST
+def account_switch(request: HttpRequest) -> HttpResponse:
+    """The header's account switch: act for another account the user is a member of, from now on."""
+    form = SwitchAccountForm(request.POST)
+    chosen = str(form.cleaned_data["account"]) if form.is_valid() else None
+    membership = membership_for(request.user, chosen)
+    if membership is None or str(membership.account.public_id) != chosen:
+        raise Http404("Not a member of that account.")
+    request.session[ACCOUNT_SESSION_KEY] = chosen
+    messages.success(request, f"You now act for {membership.account.email}'s account, as {membership.role}.")
+    return redirect("dashboard")
+
+
+@account_required(Action.MEMBERS)
+def members(request: HttpRequest, account: Account) -> HttpResponse:
+    rows = account.memberships.select_related("user")
+    context = {"account": account, "members": rows, "roles": Role.choices, "me": _me(request)}
+    return render(request, "accounts/members.html", context)
+
+
+@account_required(Action.MEMBERS)
+@require_POST
+def member_role(request: HttpRequest, account: Account, member_id: int) -> HttpResponse:
+    membership = get_object_or_404(account.memberships.select_related("user"), pk=member_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose one of the roles.")
+        return redirect("members")
+    try:
+        member_role_change(membership=membership, role=Role(form.cleaned_data["role"]), by=_me(request))
+    except MemberChangeRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"{membership.user.email} is now {membership.role}.")
+    return redirect("members")
+
+
+@account_required(Action.MEMBERS)
+@require_http_methods(["GET", "POST"])
+def member_remove_view(request: HttpRequest, account: Account, member_id: int) -> HttpResponse:
+    membership = get_object_or_404(account.memberships.select_related("user"), pk=member_id)
+    email = membership.user.email
+    if request.method == "POST":
+        try:
+            revoked = member_remove(membership=membership, by=_me(request))
+        except MemberChangeRefused as refused:
+            messages.error(request, refused.message)
+        else:
+            messages.success(request, f"{email} was removed; {revoked} API key(s) they created were revoked.")
+        return redirect("members" if membership.user_id != request.user.pk else "dashboard")
+    page = {
+        "title": f"Remove {email} from the account?",
+        "body": "They lose access at once, and the API keys they created stop working.",
+        "button": "Remove member",
+        "cancel_url": "members",
+    }
+    return render(request, "confirm.html", page)
+
+
+def _me(request: HttpRequest) -> Membership:
+    membership: Membership = request.membership  # type: ignore[attr-defined]  # set by account_required
+    return membership
+
+
+@account_required(Action.KEYS)
 @require_http_methods(["GET", "POST"])
 def keys(request: HttpRequest, account: Account) -> HttpResponse:
     form = ApiKeyForm(request.POST or None)
     new_key = None
     if request.method == "POST" and form.is_valid():
         # Rendered in this response only: the raw key is never stored, so it cannot be shown again.
-        key, raw = ApiKey.issue(account=account, name=form.cleaned_data["name"])
+        key, raw = ApiKey.issue(
+            account=account, name=form.cleaned_data["name"], created_by=request.user, **form.limits()
+        )
         new_key = {"key": key, "raw": raw}
         form = ApiKeyForm()
-    context = {"account": account, "form": form, "keys": account.api_keys.all(), "new_key": new_key}
+    context = {
+        "account": account,
+        "form": form,
+        "keys": account.api_keys.select_related("created_by"),
+        "new_key": new_key,
+    }
     return render(request, "accounts/keys.html", context)
 
 
-@account_required
+@account_required(Action.KEYS)
 @require_http_methods(["GET", "POST"])
 def key_revoke(request: HttpRequest, account: Account, key_id: int) -> HttpResponse:
     key = get_object_or_404(account.api_keys, pk=key_id)
@@ -56,7 +131,7 @@ def key_revoke(request: HttpRequest, account: Account, key_id: int) -> HttpRespo
     )
 
 
-@account_required
+@account_required(Action.SECRET)
 def signing_secret(request: HttpRequest, account: Account) -> HttpResponse:
     secrets = account.active_signing_secrets()
     previous = secrets[1] if len(secrets) > 1 else None
@@ -66,7 +141,7 @@ def signing_secret(request: HttpRequest, account: Account) -> HttpResponse:
     return render(request, "accounts/signing_secret.html", context)
 
 
-@account_required
+@account_required(Action.SECRET)
 @require_http_methods(["GET", "POST"])
 def signing_secret_rotate(request: HttpRequest, account: Account) -> HttpResponse:
     return confirm_then(

@@ -11,6 +11,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.permissions import Action
 from api.exceptions import json_error
 from api.idempotency import fingerprint, idempotency_claim
 from api.views import (
@@ -40,6 +41,7 @@ from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 
 UPLOAD_ERRORS = {
     400: "invalid_file, invalid_callback_url or invalid_request (a bad Idempotency-Key)",
+    403: "plan_upgrade_required (bulk on the free plan) or key_not_permitted",
     413: "file_too_large: over 25 MB",
     422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
 }
@@ -75,6 +77,7 @@ _MULTIPART_SLACK_BYTES = 64 * 1024
 
 
 class BulkSubmitApi(AccountAPIView):
+    permission = {"POST": Action.BULK}
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -141,6 +144,8 @@ def _fingerprint(upload: object, callback_url: str, email_column: str | None) ->
 
 
 class JobDetailApi(AccountAPIView):
+    permission = {"GET": Action.JOBS_READ, "DELETE": Action.JOBS_DELETE}
+
     @extend_schema(
         operation_id="job_read",
         responses={200: JobSerializer, **error_responses(404, described={404: "not_found: no such job of yours"})},
@@ -172,6 +177,8 @@ class JobDetailApi(AccountAPIView):
 
 
 class JobListApi(AccountAPIView):
+    permission = {"GET": Action.JOBS_READ}
+
     @extend_schema(
         operation_id="job_list",
         parameters=[JobListQuerySerializer],
@@ -208,6 +215,7 @@ def _after(cursor: Job) -> Q:
 
 
 class BulkPreviewApi(AccountAPIView):
+    permission = {"POST": Action.BULK}
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -219,7 +227,10 @@ class BulkPreviewApi(AccountAPIView):
                 *BODY_ERRORS,
                 403,
                 422,
-                described={400: "invalid_request (email_column), invalid_file or invalid_callback_url"},
+                described={
+                    400: "invalid_request (email_column), invalid_file or invalid_callback_url",
+                    403: UPLOAD_ERRORS[403],
+                },
             ),
         },
         summary="What an upload would be, free: counts, the detected column, credits needed",
@@ -240,6 +251,8 @@ class BulkPreviewApi(AccountAPIView):
 
 
 class JobResultsApi(AccountAPIView):
+    permission = {"GET": Action.JOBS_READ}
+
     @extend_schema(
         operation_id="job_results",
         parameters=[ResultsQuerySerializer],

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import account_required
 from accounts.models import Account
+from accounts.permissions import Action
 from jobs import charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
@@ -27,7 +28,7 @@ STATUS_FILTERS = ["all", *Job.Status.values]
 PREVIEW_ROWS = 5
 
 
-@account_required
+@account_required(Action.BULK)
 @require_http_methods(["GET", "POST"])
 def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
@@ -51,7 +52,7 @@ def _submit(account: Account, form: UploadForm) -> Job:
     return job_submit(account=account, **parts, partial_ok=data["confirm_partial"]).job
 
 
-@account_required
+@account_required(Action.BULK)
 @require_POST
 def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
     """The upload page's preview card (htmx): what the file holds and what it would cost; nothing is kept."""
@@ -86,13 +87,13 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
     }
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_detail(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = get_object_or_404(account.jobs, pk=job_id)
     return render(request, "jobs/job.html", {"account": account, "downloads": DOWNLOADS, **_progress_context(job)})
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_progress(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """The part of the job page htmx polls; it polls slower once the job ends, while a callback may be retried."""
     job = get_object_or_404(account.jobs, pk=job_id)
@@ -112,7 +113,7 @@ def _progress_context(job: Job) -> dict[str, object]:
     }
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
     job = get_object_or_404(account.jobs, pk=job_id)
@@ -125,7 +126,7 @@ def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpRes
     return redirect(download_url(job, name))
 
 
-@account_required
+@account_required(Action.JOBS_DELETE)
 @require_POST
 def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = get_object_or_404(account.jobs, pk=job_id)
@@ -134,7 +135,7 @@ def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> Http
     return redirect("jobs")
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_list(request: HttpRequest, account: Account) -> HttpResponse:
     status = request.GET.get("status", "all")
     if status not in STATUS_FILTERS:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.decorators import account_required
 from accounts.forms import SignupForm
 from accounts.models import Account
+from accounts.permissions import Action
 from accounts.plans import SIGNUP_CREDITS
 from accounts.services import account_open
 from billing.models import LedgerEntry
@@ -48,7 +49,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "portal/signup.html", {"form": form})
 
 
-@account_required
+@account_required(Action.USAGE)
 def dashboard(request: HttpRequest, account: Account) -> HttpResponse:
     usage = LedgerEntry.objects.daily_usage(account=account, days=CHART_DAYS)
     context = {"account": account, "chart": bar_chart(usage), "chart_days": CHART_DAYS, "jobs": recent_jobs(account)}

@@ -5,7 +5,7 @@ from typing import Any
 import factory
 from django.contrib.auth import get_user_model
 
-from accounts.models import Account, ApiKey, Plan
+from accounts.models import Account, ApiKey, Membership, Plan, Role
 from accounts.plans import plan_defaults
 from billing.services import credits_grant
 
@@ -35,6 +35,12 @@ class AccountFactory(factory.django.DjangoModelFactory):
     plan = factory.LazyAttribute(
         lambda o: Plan.objects.get_or_create(code=o.plan_code, defaults=plan_defaults(o.plan_code))[0]
     )
+
+    @factory.post_generation
+    def members(self, create: bool, extracted: Any, **kwargs: Any) -> None:
+        """Its owner is its first member, as `account_open` makes it."""
+        if create:
+            Membership.objects.create(account=self, user=self.owner, role=Role.OWNER)
 
     @factory.post_generation
     def credits(self, create: bool, extracted: int | None, **kwargs: Any) -> None:

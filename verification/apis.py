@@ -6,6 +6,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
+from accounts.permissions import Action
 from api.idempotency import idempotency_claim, json_fingerprint
 from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
@@ -21,6 +22,8 @@ VERIFY_ERRORS = {
 
 
 class VerifyApi(AccountAPIView):
+    permission = {"POST": Action.VERIFY}
+
     @extend_schema(
         operation_id="verify",
         request=VerifyRequestSerializer,
