@@ -13,10 +13,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from accounts.auditing import audit
 from accounts.forms import AdminLoginForm
-from accounts.models import Account, ApiKey, Plan
+from accounts.models import Account, ApiKey, AuditEvent, Plan
+from lib.admin import ReadOnlyAdmin
 
 admin.site.login_form = AdminLoginForm
+Event = AuditEvent.Action
 
 
 @admin.register(Plan)
@@ -45,6 +48,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         keys = list(queryset.filter(revoked_at__isnull=True))
         for key in keys:
             key.revoke()
+            audit(request, key.account_id, Event.KEY_REVOKED, f"{key.prefix}… “{key.name}” (by staff)")
         self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
 
 
@@ -72,6 +76,12 @@ class AccountAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Accounts open through sign-up or `manage.py create_account`, which write the opening grant.
         return False
+
+    def save_model(self, request: HttpRequest, obj: Account, form: Any, change: bool) -> None:
+        before = Account.objects.filter(pk=obj.pk).values_list("plan__code", flat=True).first()
+        super().save_model(request, obj, form, change)
+        if change and before != obj.plan.code:
+            audit(request, obj, Event.PLAN_CHANGED, f"{before} → {obj.plan.code}")
 
     def has_delete_permission(self, request: HttpRequest, obj: Account | None = None) -> bool:
         # The bulk action and a user's cascade are stopped by LedgerEntry.account's PROTECT.
@@ -112,3 +122,12 @@ class LedgerAwareUserAdmin(UserAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         account = getattr(obj, "account", None) if obj is not None else None
         return super().has_delete_permission(request, obj) and not has_ledger(account)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "account", "action", "who", "ip", "detail"]
+    list_filter = ["action"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = [f"account__{Account.EMAIL_LOOKUP}", "actor_email", "key_prefix", "detail"]
+    date_hierarchy = "created_at"

@@ -3,3 +3,11 @@ from django.apps import AppConfig
 
 class AccountsConfig(AppConfig):
     name = "accounts"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from accounts import auditing
+
+        user_logged_in.connect(auditing.on_signed_in, dispatch_uid="audit_signed_in")
+        user_login_failed.connect(auditing.on_sign_in_failed, dispatch_uid="audit_sign_in_failed")

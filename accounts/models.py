@@ -339,3 +339,55 @@ class LoginWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.attempts} attempts until {self.window_ends}"
+
+
+# An account's audit log is kept this long, then pruned (lib/prune.py, by the indexed expires_at).
+AUDIT_RETENTION = timedelta(days=365)
+
+
+def _audit_expiry() -> datetime:
+    return timezone.now() + AUDIT_RETENTION
+
+
+class AuditEvent(models.Model):
+    """Something done to or for an account that its owners should be able to look up: who, when, from
+    which address, what. Written by the HTTP layer (accounts/auditing.py), which knows who acts."""
+
+    class Action(models.TextChoices):
+        SIGNED_IN = "signed_in", "Signed in"
+        SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
+        KEY_CREATED = "key_created", "API key created"
+        KEY_REVOKED = "key_revoked", "API key revoked"
+        SECRET_ROTATED = "secret_rotated", "Signing secret rotated"
+        MEMBER_INVITED = "member_invited", "Member invited"
+        MEMBER_JOINED = "member_joined", "Member joined"
+        MEMBER_REMOVED = "member_removed", "Member removed"
+        ROLE_CHANGED = "role_changed", "Role changed"
+        PLAN_CHANGED = "plan_changed", "Plan changed"
+        CREDITS_GRANTED = "credits_granted", "Credits granted"
+        JOB_DELETED = "job_deleted", "Job deleted"
+        TWO_FACTOR_CHANGED = "2fa_changed", "Two-factor sign-in changed"
+
+    account = models.ForeignKey(Account, models.CASCADE, related_name="audit_events")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    # Who: a person (kept by email too, should the user go) or an API key (by its prefix).
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    actor_email = models.CharField(max_length=254, blank=True)
+    key_prefix = models.CharField(max_length=12, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(default=_audit_expiry, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["account", "-created_at"], name="audit_account_newest")]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} by {self.who}"
+
+    @property
+    def who(self) -> str:
+        if self.key_prefix:
+            return f"API key {self.key_prefix}…"
+        return self.actor_email or "staff"

@@ -35,6 +35,7 @@ urlpatterns = [
     path("members", views.members, name="members"),
     path("members/<int:member_id>/role", views.member_role, name="member-role"),
     path("members/<int:member_id>/remove", views.member_remove_view, name="member-remove"),
+    path("settings/audit", views.audit_log, name="audit"),
     path("keys", views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("settings/signing-secret", views.signing_secret, name="signing-secret"),

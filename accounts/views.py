@@ -7,15 +7,20 @@ from collections.abc import Callable
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.auditing import audit
 from accounts.decorators import ACCOUNT_SESSION_KEY, account_required
 from accounts.forms import ApiKeyForm, LoginForm, RoleForm, SwitchAccountForm
-from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey, Membership, Role, membership_for
+from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey, AuditEvent, Membership, Role, membership_for
 from accounts.permissions import Action
 from accounts.services import MemberChangeRefused, member_remove, member_role_change
+
+Event = AuditEvent.Action
+AUDIT_EVENTS_PER_PAGE = 50
 
 
 class LoginView(auth_views.LoginView):
@@ -54,10 +59,12 @@ def member_role(request: HttpRequest, account: Account, member_id: int) -> HttpR
         messages.error(request, "Choose one of the roles.")
         return redirect("members")
     try:
+        before = membership.role
         member_role_change(membership=membership, role=Role(form.cleaned_data["role"]), by=_me(request))
     except MemberChangeRefused as refused:
         messages.error(request, refused.message)
     else:
+        audit(request, account, Event.ROLE_CHANGED, f"{membership.user.email}: {before} → {membership.role}")
         messages.success(request, f"{membership.user.email} is now {membership.role}.")
     return redirect("members")
 
@@ -73,6 +80,7 @@ def member_remove_view(request: HttpRequest, account: Account, member_id: int) -
         except MemberChangeRefused as refused:
             messages.error(request, refused.message)
         else:
+            audit(request, account, Event.MEMBER_REMOVED, f"{email} ({membership.role}); {revoked} key(s) revoked")
             messages.success(request, f"{email} was removed; {revoked} API key(s) they created were revoked.")
         return redirect("members" if membership.user_id != request.user.pk else "dashboard")
     page = {
@@ -82,6 +90,12 @@ def member_remove_view(request: HttpRequest, account: Account, member_id: int) -
         "cancel_url": "members",
     }
     return render(request, "confirm.html", page)
+
+
+@account_required(Action.AUDIT)
+def audit_log(request: HttpRequest, account: Account) -> HttpResponse:
+    events = Paginator(account.audit_events.all(), AUDIT_EVENTS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "accounts/audit.html", {"account": account, "page": events})
 
 
 def _me(request: HttpRequest) -> Membership:
@@ -100,6 +114,7 @@ def keys(request: HttpRequest, account: Account) -> HttpResponse:
             account=account, name=form.cleaned_data["name"], created_by=request.user, **form.limits()
         )
         new_key = {"key": key, "raw": raw}
+        audit(request, account, Event.KEY_CREATED, f"{key.prefix}… “{key.name}”, scope {key.scope}")
         form = ApiKeyForm()
     context = {
         "account": account,
@@ -117,9 +132,14 @@ def key_revoke(request: HttpRequest, account: Account, key_id: int) -> HttpRespo
     if not key.is_active:
         messages.info(request, f"The key “{key.name}” was already revoked.")
         return redirect("keys")
+
+    def revoke() -> None:
+        key.revoke()
+        audit(request, account, Event.KEY_REVOKED, f"{key.prefix}… “{key.name}”")
+
     return confirm_then(
         request,
-        act=key.revoke,
+        act=revoke,
         done_message=f"The key “{key.name}” is revoked. Requests using it now get 401 invalid_api_key.",
         done_url="keys",
         page={
@@ -144,9 +164,14 @@ def signing_secret(request: HttpRequest, account: Account) -> HttpResponse:
 @account_required(Action.SECRET)
 @require_http_methods(["GET", "POST"])
 def signing_secret_rotate(request: HttpRequest, account: Account) -> HttpResponse:
+
+    def rotate() -> None:
+        account.rotate_signing_secret()
+        audit(request, account, Event.SECRET_ROTATED)
+
     return confirm_then(
         request,
-        act=account.rotate_signing_secret,
+        act=rotate,
         done_message="New signing secret created. Callbacks carry both signatures for the next 24 hours.",
         done_url="signing-secret",
         page={

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey
 from accounts.permissions import Action
 from api.authentication import ApiClient
 
@@ -33,9 +33,17 @@ class AccountAPIView(APIView):
 
     @property
     def account(self) -> Account:
+        return self.client.account
+
+    @property
+    def key(self) -> ApiKey:
+        return self.client.key
+
+    @property
+    def client(self) -> ApiClient:
         client = self.request.user
         assert isinstance(client, ApiClient)
-        return client.account
+        return client
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)

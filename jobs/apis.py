@@ -11,6 +11,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.auditing import audit
+from accounts.models import AuditEvent
 from accounts.permissions import Action
 from api.exceptions import json_error
 from api.idempotency import fingerprint, idempotency_claim
@@ -173,6 +175,7 @@ class JobDetailApi(AccountAPIView):
     )
     def delete(self, request: Request, job_id: str) -> HttpResponse:
         job_delete(account=self.account, job_id=job_id)
+        audit(request, self.account, AuditEvent.Action.JOB_DELETED, job_id, key=self.key)
         return HttpResponse(status=204)
 
 

@@ -10,8 +10,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.models import Account
+from accounts.models import Account, AuditEvent
 from accounts.permissions import Action
 from jobs import charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
@@ -131,6 +132,7 @@ def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpRes
 def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = get_object_or_404(account.jobs, pk=job_id)
     job_delete(account=account, job_id=job.pk)
+    audit(request, account, AuditEvent.Action.JOB_DELETED, f"{job.pk} ({job.filename or 'no file name'})")
     messages.success(request, f"Deleted {job.filename or job.pk} and its files.")
     return redirect("jobs")
 
