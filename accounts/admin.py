@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -19,6 +20,17 @@ from accounts.models import Account, ApiKey, AuditEvent, Plan
 from lib.admin import ReadOnlyAdmin
 
 admin.site.login_form = AdminLoginForm
+_staff_may_enter = admin.site.has_permission
+
+
+def _staff_with_second_factor(request: HttpRequest) -> bool:
+    """With ADMIN_REQUIRE_2FA=1 the admin wants staff signed in with a code (at /login: django-otp's
+    middleware marks the session verified), not by password alone."""
+    verified = not settings.ADMIN_REQUIRE_2FA or request.user.is_verified()  # type: ignore[union-attr]
+    return _staff_may_enter(request) and verified
+
+
+admin.site.has_permission = _staff_with_second_factor  # type: ignore[method-assign]
 Event = AuditEvent.Action
 
 

@@ -6,15 +6,18 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Concatenate
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.cache import never_cache
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.models import Account, Membership, membership_for
 from accounts.permissions import Action, may, role_may
+from accounts.two_factor import has_two_factor
 
 type AccountView[**P] = Callable[Concatenate[HttpRequest, Account, P], HttpResponse]
 type PortalView[**P] = Callable[Concatenate[HttpRequest, P], HttpResponse]
@@ -28,7 +31,8 @@ def account_required[**P](action: Action) -> Callable[[AccountView[P]], PortalVi
 
     The view gets that account, which scopes every lookup; `request.membership` says who acts how.
     A user without an account (staff who only use the admin) gets 404, never someone else's data;
-    a member whose role may not do `action` gets 403.
+    a member whose role may not do `action` gets 403; in an account that requires two-factor
+    sign-in, a member without it is sent to /settings/security.
     """
 
     def decorate(view: AccountView[P]) -> PortalView[P]:
@@ -41,6 +45,9 @@ def account_required[**P](action: Action) -> Callable[[AccountView[P]], PortalVi
                 raise Http404("No account.")
             if not role_may(membership.role, action):
                 raise PermissionDenied(f"A {membership.role} may not do this.")
+            if membership.account.require_two_factor and not has_two_factor(request.user):
+                messages.warning(request, "This account requires two-factor sign-in: turn it on to continue.")
+                return redirect("security")
             _for_the_header(request, membership)
             return view(request, membership.account, *args, **kwargs)
 

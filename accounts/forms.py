@@ -132,3 +132,32 @@ class RoleForm(forms.Form):
 
 class SwitchAccountForm(forms.Form):
     account = forms.UUIDField(widget=forms.HiddenInput)
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(label="Email", max_length=150)
+    role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.VIEWER)
+
+
+class NewMemberForm(forms.Form):
+    """An invited person without a login chooses a password (the address is the invitation's)."""
+
+    password = SignupForm.base_fields["password"]
+
+    def __init__(self, *args: Any, email: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.email = email
+
+    def clean_password(self) -> str:
+        password = str(self.cleaned_data["password"])
+        password_validation.validate_password(password, get_user_model()(username=self.email, email=self.email))
+        return password
+
+
+class CodeForm(forms.Form):
+    code = forms.CharField(
+        label="Code",
+        max_length=20,
+        help_text="The 6 digits your authenticator app shows, or one of your recovery codes.",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "autofocus": True}),
+    )

@@ -102,6 +102,9 @@ class Account(models.Model):
     signing_secret = models.CharField(max_length=64, default=new_signing_secret)
     previous_signing_secret = models.CharField(max_length=64, blank=True)
     secret_rotated_at = models.DateTimeField(null=True, blank=True)
+    require_two_factor = models.BooleanField(
+        default=False, help_text="Every member must have two-factor sign-in on to use the portal for it."
+    )
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -151,6 +154,45 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.account_id} ({self.role})"
+
+
+# An invitation's link works this long, once.
+INVITATION_VALIDITY = timedelta(days=7)
+
+
+def _invitation_expiry() -> datetime:
+    return timezone.now() + INVITATION_VALIDITY
+
+
+class Invitation(models.Model):
+    """An invitation by email to join an account with a role. Its link is signed (accounts/services.py)
+    and works once, until `expires_at`; expired invitations are pruned (indexed `expires_at`)."""
+
+    account = models.ForeignKey(Account, models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=150)
+    role = models.CharField(max_length=10, choices=Role.choices)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(default=_invitation_expiry, db_index=True)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.email} as {self.role} in {self.account_id}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.accepted_at is None and self.expires_at > timezone.now()
+
+    def claim(self) -> bool:
+        """Use the invitation up: True for the one caller that did (a conditional UPDATE)."""
+        now = timezone.now()
+        won = Invitation.objects.filter(pk=self.pk, accepted_at__isnull=True, expires_at__gt=now).update(
+            accepted_at=now
+        )
+        return bool(won)
 
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):

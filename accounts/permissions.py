@@ -26,6 +26,7 @@ class Action(models.TextChoices):
     MEMBERS = "members", "Invite and remove members, change roles"
     AUDIT = "audit", "Read the audit log"
     BILLING = "billing", "Plans and payments"
+    TWO_FACTOR_POLICY = "2fa.policy", "Require two-factor sign-in of every member"
 
 
 _DEVELOPER = {
@@ -41,7 +42,7 @@ _DEVELOPER = {
 # The table (docs/portal.md, "Members and roles").
 PERMISSIONS: dict[Role, frozenset[Action]] = {
     Role.OWNER: frozenset(Action),
-    Role.ADMIN: frozenset(Action) - {Action.BILLING},
+    Role.ADMIN: frozenset(Action) - {Action.BILLING, Action.TWO_FACTOR_POLICY},
     Role.DEVELOPER: frozenset(_DEVELOPER),
     Role.VIEWER: frozenset({Action.USAGE, Action.JOBS_READ}),
 }
@@ -91,7 +92,9 @@ OUTSIDE_ACCOUNTS: dict[str, str] = {
     ),
     "api-not-found": "anyone (answers 404 not_found)",
     "job-result-download": "whoever holds the signed, expiring link",
+    "invitation": "whoever holds the signed link (7 days, once); joining needs the invited address's login",
     "metrics": "whoever holds METRICS_TOKEN",
     "admin-dashboard": "staff",
-    **dict.fromkeys(["password_change", "password_change_done", "account-switch"], "any signed-in user"),
+    "login-code": "who gave the right password, for the second step",
+    **dict.fromkeys(["password_change", "password_change_done", "account-switch", "security"], "any signed-in user"),
 }

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey, Membership, Plan, Role
+from accounts.models import INVITATION_VALIDITY, Account, ApiKey, Invitation, Membership, Plan, Role
 from accounts.plans import SIGNUP_PLAN
 from lib.errors import DomainError
 
@@ -69,3 +70,52 @@ def _check_may_change(*, membership: Membership, by: Membership, new_role: Role 
         raise MemberChangeRefused("Only an owner can give or take the owner role.")
     if membership.role == Role.OWNER and new_role != Role.OWNER and [o.pk for o in owners] == [membership.pk]:
         raise MemberChangeRefused("An account needs an owner: make another member an owner first.")
+
+
+class InvitationRefused(DomainError):
+    """An invitation that cannot be made or used."""
+
+
+_INVITATION_SALT = "accounts.invitation"
+
+
+def invitation_create(*, account: Account, email: str, role: Role, by: Membership) -> tuple[Invitation, str]:
+    """Invite `email` to `account` with `role`, as the member `by`; returns it and its link's signed token."""
+    email = email.strip().lower()
+    if role == Role.OWNER and by.role != Role.OWNER:
+        raise InvitationRefused("Only an owner can invite an owner.", "role")
+    if account.memberships.filter(user__username=email).exists():
+        raise InvitationRefused(f"{email} is already a member of this account.", "email")
+    invitation = Invitation.objects.create(account=account, email=email, role=role, invited_by_id=by.user_id)
+    return invitation, signing.dumps(invitation.pk, salt=_INVITATION_SALT)
+
+
+def invitation_for_token(token: str) -> Invitation | None:
+    """The open invitation a link's token names; None for a forged, expired or used one."""
+    try:
+        pk = signing.loads(token, salt=_INVITATION_SALT, max_age=INVITATION_VALIDITY)
+    except signing.BadSignature:
+        return None
+    invitation = Invitation.objects.select_related("account__owner").filter(pk=pk).first()
+    return invitation if invitation is not None and invitation.is_open else None
+
+
+def invitation_accept(*, invitation: Invitation, user: Any) -> Membership:
+    """Make `user` a member with the invitation's role, using the invitation up (once: a second use,
+    or one racing this one, is refused). Someone already a member keeps the role they have."""
+    with transaction.atomic():
+        if not invitation.claim():
+            raise InvitationRefused("This invitation has already been used or has expired.")
+        membership, _ = Membership.objects.get_or_create(
+            account=invitation.account, user=user, defaults={"role": invitation.role}
+        )
+    return membership
+
+
+def invitation_accept_as_new_user(*, invitation: Invitation, password: str) -> Membership:
+    """Open a login for the invited address (no account of its own) and accept with it."""
+    with transaction.atomic():
+        user = get_user_model().objects.create_user(
+            username=invitation.email, email=invitation.email, password=password
+        )
+        return invitation_accept(invitation=invitation, user=user)

@@ -3,21 +3,49 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.mail import send_mail
 from django.core.paginator import Paginator
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.auditing import audit
 from accounts.decorators import ACCOUNT_SESSION_KEY, account_required
-from accounts.forms import ApiKeyForm, LoginForm, RoleForm, SwitchAccountForm
-from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey, AuditEvent, Membership, Role, membership_for
-from accounts.permissions import Action
-from accounts.services import MemberChangeRefused, member_remove, member_role_change
+from accounts.forms import ApiKeyForm, InviteForm, LoginForm, NewMemberForm, RoleForm, SwitchAccountForm
+from accounts.models import (
+    SECRET_ROTATION_OVERLAP,
+    Account,
+    ApiKey,
+    AuditEvent,
+    Invitation,
+    Membership,
+    Role,
+    membership_for,
+)
+from accounts.permissions import Action, role_may
+from accounts.security import second_step_needed
+from accounts.services import (
+    InvitationRefused,
+    MemberChangeRefused,
+    invitation_accept,
+    invitation_accept_as_new_user,
+    invitation_create,
+    invitation_for_token,
+    member_remove,
+    member_role_change,
+)
+from accounts.two_factor import has_two_factor
 
 Event = AuditEvent.Action
 AUDIT_EVENTS_PER_PAGE = 50
@@ -27,6 +55,10 @@ class LoginView(auth_views.LoginView):
     form_class = LoginForm
     redirect_authenticated_user = True
     template_name = "accounts/login.html"
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        """A right password signs in, unless the person has two-factor on: then the code comes first."""
+        return second_step_needed(self.request, form.get_user(), self.get_success_url()) or super().form_valid(form)
 
 
 @login_required
@@ -45,8 +77,19 @@ def account_switch(request: HttpRequest) -> HttpResponse:
 
 @account_required(Action.MEMBERS)
 def members(request: HttpRequest, account: Account) -> HttpResponse:
-    rows = account.memberships.select_related("user")
-    context = {"account": account, "members": rows, "roles": Role.choices, "me": _me(request)}
+    return _members_page(request, account, InviteForm())
+
+
+def _members_page(request: HttpRequest, account: Account, form: InviteForm) -> HttpResponse:
+    context = {
+        "account": account,
+        "members": account.memberships.select_related("user"),
+        "invitations": [i for i in account.invitations.filter(accepted_at__isnull=True) if i.is_open],
+        "roles": Role.choices,
+        "me": _me(request),
+        "form": form,
+        "can_require_two_factor": role_may(_me(request).role, Action.TWO_FACTOR_POLICY),
+    }
     return render(request, "accounts/members.html", context)
 
 
@@ -90,6 +133,78 @@ def member_remove_view(request: HttpRequest, account: Account, member_id: int) -
         "cancel_url": "members",
     }
     return render(request, "confirm.html", page)
+
+
+@account_required(Action.MEMBERS)
+@require_POST
+def member_invite(request: HttpRequest, account: Account) -> HttpResponse:
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        try:
+            invitation, token = invitation_create(account=account, by=_me(request), **form.cleaned_data)
+        except InvitationRefused as refused:
+            form.add_error(refused.param if refused.param in form.fields else None, refused.message)
+        else:
+            _send_invitation(request, invitation, settings.SITE_URL + reverse("invitation", args=[token]))
+            audit(request, account, Event.MEMBER_INVITED, f"{invitation.email} as {invitation.role}")
+            messages.success(request, f"Invitation sent to {invitation.email}: the link works once, for 7 days.")
+            return redirect("members")
+    return _members_page(request, account, form)
+
+
+def _send_invitation(request: HttpRequest, invitation: Invitation, link: str) -> None:
+    context = {"invitation": invitation, "link": link, "invited_by": request.user.email}  # type: ignore[union-attr]
+    body = render_to_string("accounts/invitation_email.txt", context)
+    send_mail(f"Join {invitation.account.email}'s account", body, None, [invitation.email])
+
+
+@require_http_methods(["GET", "POST"])
+@never_cache
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """The link from the invitation mail: join as the signed-in user, or choose a password first."""
+    found = invitation_for_token(token)
+    context: dict[str, Any] = {"invitation": found}
+    if found is None:
+        return render(request, "accounts/invitation.html", context, status=404)
+    user = request.user
+    if user.is_authenticated and user.username != found.email:
+        return render(request, "accounts/invitation.html", context | {"wrong_user": True}, status=403)
+    has_login = get_user_model().objects.filter(username=found.email).exists()
+    form = NewMemberForm(request.POST or None, email=found.email)
+    if request.method == "POST" and (user.is_authenticated or (not has_login and form.is_valid())):
+        return _join(request, found, form)
+    return render(request, "accounts/invitation.html", context | {"has_login": has_login, "form": form})
+
+
+def _join(request: HttpRequest, found: Invitation, form: NewMemberForm) -> HttpResponse:
+    try:
+        if request.user.is_authenticated:
+            membership = invitation_accept(invitation=found, user=request.user)
+        else:
+            membership = invitation_accept_as_new_user(invitation=found, password=form.cleaned_data["password"])
+            login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
+    except (InvitationRefused, IntegrityError):
+        return render(request, "accounts/invitation.html", {"invitation": None}, status=404)
+    request.session[ACCOUNT_SESSION_KEY] = str(found.account.public_id)
+    audit(request, found.account, Event.MEMBER_JOINED, f"{membership.user.email} as {membership.role}")
+    messages.success(request, f"You joined {found.account.email}'s account as {membership.role}.")
+    return redirect("dashboard")
+
+
+@account_required(Action.TWO_FACTOR_POLICY)
+@require_POST
+def require_two_factor(request: HttpRequest, account: Account) -> HttpResponse:
+    """The owner's switch: every member needs two-factor sign-in to use the portal for this account."""
+    required = request.POST.get("required") == "on"
+    if required and not has_two_factor(request.user):
+        messages.error(request, "Turn on two-factor sign-in for yourself first (Security).")
+        return redirect("members")
+    account.require_two_factor = required
+    account.save(update_fields=["require_two_factor"])
+    state = "required of every member" if required else "no longer required"
+    audit(request, account, Event.TWO_FACTOR_CHANGED, f"two-factor sign-in {state}")
+    messages.success(request, f"Two-factor sign-in is {state}.")
+    return redirect("members")
 
 
 @account_required(Action.AUDIT)
