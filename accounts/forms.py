@@ -7,12 +7,20 @@ from typing import Any
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.models import ApiKey, Role
-from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
+from accounts.throttle import (
+    PASSWORD_RESETS_PER_EMAIL,
+    WINDOW_SECONDS,
+    address_allowed,
+    attempt_allowed,
+    login_attempt_allowed,
+    login_succeeded,
+)
 
 
 class SignupForm(forms.Form):
@@ -48,6 +56,8 @@ class ThrottledAuthenticationForm(AuthenticationForm):
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username", ""))
+        if self.cleaned_data.get("password") and not address_allowed("login", self.request):
+            raise ValidationError("Too many log-in attempts from your address. Wait 15 minutes.", code="throttled")
         if self.cleaned_data.get("password") and not login_attempt_allowed(username=username, request=self.request):
             raise ValidationError(
                 f"Too many failed log-in attempts. Wait {WINDOW_SECONDS // 60} minutes, or reset your password.",
@@ -161,3 +171,27 @@ class CodeForm(forms.Form):
         help_text="The 6 digits your authenticator app shows, or one of your recovery codes.",
         widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "autofocus": True}),
     )
+
+
+class ReaskForm(forms.Form):
+    password_or_code = forms.CharField(
+        label="Password or code",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autofocus": True, "autocomplete": "current-password"}),
+        help_text="Your password, or a code from your authenticator app.",
+    )
+
+
+class ThrottledPasswordResetForm(PasswordResetForm):
+    """Django's reset form, at most 3 mails an hour to one address and 10 requests an hour from one
+    client address; over either the form says so (whether or not the address has an account)."""
+
+    request: HttpRequest | None = None
+
+    def clean_email(self) -> str:
+        email = str(self.cleaned_data["email"]).strip().lower()
+        limit, window = PASSWORD_RESETS_PER_EMAIL
+        per_address = address_allowed("password-reset", self.request)
+        if not (per_address and attempt_allowed(scope="password-reset", key=email, limit=limit, window_seconds=window)):
+            raise ValidationError("Too many reset requests: wait an hour, or look for the mail we sent.")
+        return email

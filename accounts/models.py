@@ -102,6 +102,9 @@ class Account(models.Model):
     signing_secret = models.CharField(max_length=64, default=new_signing_secret)
     previous_signing_secret = models.CharField(max_length=64, blank=True)
     secret_rotated_at = models.DateTimeField(null=True, blank=True)
+    # Sign-up's free credits wait for this (the link mailed at sign-up); accounts opened by staff or
+    # scripts are confirmed at once.
+    email_confirmed_at = models.DateTimeField(null=True, blank=True)
     require_two_factor = models.BooleanField(
         default=False, help_text="Every member must have two-factor sign-in on to use the portal for it."
     )
@@ -122,6 +125,14 @@ class Account(models.Model):
     def email(self) -> str:
         """The address the account is known by: its owner's."""
         return str(self.owner.email)
+
+    def confirm_email(self) -> bool:
+        """Mark the address confirmed: True for the one caller that did (a conditional UPDATE)."""
+        now = timezone.now()
+        won = Account.objects.filter(pk=self.pk, email_confirmed_at__isnull=True).update(email_confirmed_at=now)
+        if won:
+            self.email_confirmed_at = now
+        return bool(won)
 
     def rotate_signing_secret(self) -> None:
         self.previous_signing_secret = self.signing_secret

@@ -92,9 +92,12 @@ OUTSIDE_ACCOUNTS: dict[str, str] = {
     ),
     "api-not-found": "anyone (answers 404 not_found)",
     "job-result-download": "whoever holds the signed, expiring link",
+    "signup-confirm": "whoever holds the signed link mailed at sign-up (7 days; grants the credits once)",
     "invitation": "whoever holds the signed link (7 days, once); joining needs the invited address's login",
     "metrics": "whoever holds METRICS_TOKEN",
     "admin-dashboard": "staff",
     "login-code": "who gave the right password, for the second step",
-    **dict.fromkeys(["password_change", "password_change_done", "account-switch", "security"], "any signed-in user"),
+    **dict.fromkeys(
+        ["password_change", "password_change_done", "account-switch", "security", "reask"], "any signed-in user"
+    ),
 }

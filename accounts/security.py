@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
+from urllib.parse import urlencode
 
 import segno
 from django.contrib import messages
@@ -10,13 +12,14 @@ from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 
 from accounts.auditing import audit
-from accounts.forms import CodeForm
+from accounts.forms import CodeForm, ReaskForm
 from accounts.models import AuditEvent, Membership
 from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 from accounts.two_factor import (
@@ -30,6 +33,49 @@ from accounts.two_factor import (
 
 # Between the password and the code: who passed the first step, and where they were going.
 PENDING_USER, PENDING_NEXT = "2fa_pending_user", "2fa_next"
+# When the session last proved who it is (sign-in or re-asking); sensitive actions want it recent.
+PROVEN_AT = "proven_at"
+REASK_AFTER_SECONDS = 10 * 60
+
+
+def on_signed_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    if request is not None and hasattr(request, "session"):
+        request.session[PROVEN_AT] = time.time()
+
+
+def reask_needed(request: HttpRequest) -> HttpResponse | None:
+    """For a sensitive action (rotate the secret, create a full key, remove a member, change
+    two-factor): None while the sign-in is under 10 minutes old, else the page that asks for the
+    password or a code again and then comes back here."""
+    if time.time() - float(request.session.get(PROVEN_AT, 0)) <= REASK_AFTER_SECONDS:
+        return None
+    back = request.get_full_path() if request.method == "GET" else request.headers.get("Referer", "")
+    return redirect(f"{reverse('reask')}?{urlencode({'next': back})}")
+
+
+@login_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def reask(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    form = ReaskForm(request.POST or None)
+    next_url = request.POST.get("next") or request.GET.get("next", "")
+    if request.method == "POST" and form.is_valid():
+        given = form.cleaned_data["password_or_code"]
+        if not login_attempt_allowed(username=f"reask:{user.get_username()}", request=request):
+            form.add_error(None, f"Too many wrong tries. Wait {WINDOW_SECONDS // 60} minutes.")
+        elif user.check_password(given) or two_factor_match(user, given) is not None:
+            login_succeeded(username=f"reask:{user.get_username()}", request=request)
+            request.session[PROVEN_AT] = time.time()
+            return redirect(_safe(request, next_url))
+        else:
+            form.add_error("password_or_code", "That is neither your password nor a current code.")
+    return render(request, "accounts/reask.html", {"form": form, "next": next_url})
+
+
+def _safe(request: HttpRequest, url: str) -> str:
+    ok = url and url_has_allowed_host_and_scheme(url, {request.get_host()}, request.is_secure())
+    return url if ok else reverse("dashboard")
 
 
 def second_step_needed(request: HttpRequest, user: Any, next_url: str) -> HttpResponse | None:
@@ -62,8 +108,7 @@ def login_code(request: HttpRequest) -> HttpResponse:
             del request.session[PENDING_USER]
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             otp_login(request, device)
-            safe = url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure())
-            return redirect(next_url if safe and next_url else "dashboard")
+            return redirect(_safe(request, next_url))
     return render(request, "accounts/login_code.html", {"form": form})
 
 
@@ -76,6 +121,8 @@ def security(request: HttpRequest) -> HttpResponse:
     enabled = has_two_factor(user)
     form = CodeForm(request.POST or None)
     context: dict[str, Any] = {"enabled": enabled, "form": form}
+    if request.method == "POST" and (stale := reask_needed(request)) is not None:
+        return stale
     if request.method == "POST" and form.is_valid():
         if enabled:
             return _turn_off(request, form)

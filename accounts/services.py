@@ -27,11 +27,16 @@ class OpenedAccount:
     api_key: str | None
 
 
-def account_open(*, email: str, password: str | None, plan_code: str = SIGNUP_PLAN, issue_key: bool) -> OpenedAccount:
-    """Create the user (its username is the lowercased email), the account it owns, and a key if asked."""
+def account_open(
+    *, email: str, password: str | None, plan_code: str = SIGNUP_PLAN, issue_key: bool, confirmed: bool = True
+) -> OpenedAccount:
+    """Create the user (its username is the lowercased email), the account it owns, and a key if asked.
+    `confirmed=False` (portal sign-up) leaves the address to be confirmed by the mailed link."""
     with transaction.atomic():
         user = get_user_model().objects.create_user(username=email.lower(), email=email.lower(), password=password)
-        account = Account.objects.create(owner=user, plan=Plan.objects.get(code=plan_code))
+        account = Account.objects.create(
+            owner=user, plan=Plan.objects.get(code=plan_code), email_confirmed_at=timezone.now() if confirmed else None
+        )
         Membership.objects.create(account=account, user=user, role=Role.OWNER)
         raw_key = ApiKey.issue(account=account, name="Default", created_by=user)[1] if issue_key else None
     return OpenedAccount(account=account, user=user, api_key=raw_key)

@@ -22,7 +22,15 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.auditing import audit
 from accounts.decorators import ACCOUNT_SESSION_KEY, account_required
-from accounts.forms import ApiKeyForm, InviteForm, LoginForm, NewMemberForm, RoleForm, SwitchAccountForm
+from accounts.forms import (
+    ApiKeyForm,
+    InviteForm,
+    LoginForm,
+    NewMemberForm,
+    RoleForm,
+    SwitchAccountForm,
+    ThrottledPasswordResetForm,
+)
 from accounts.models import (
     SECRET_ROTATION_OVERLAP,
     Account,
@@ -34,7 +42,7 @@ from accounts.models import (
     membership_for,
 )
 from accounts.permissions import Action, role_may
-from accounts.security import second_step_needed
+from accounts.security import reask_needed, second_step_needed
 from accounts.services import (
     InvitationRefused,
     MemberChangeRefused,
@@ -49,6 +57,15 @@ from accounts.two_factor import has_two_factor
 
 Event = AuditEvent.Action
 AUDIT_EVENTS_PER_PAGE = 50
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    form_class = ThrottledPasswordResetForm
+
+    def get_form(self, form_class: Any = None) -> Any:
+        form: Any = super().get_form(form_class)
+        form.request = self.request  # the throttle counts per client address too
+        return form
 
 
 class LoginView(auth_views.LoginView):
@@ -117,6 +134,8 @@ def member_role(request: HttpRequest, account: Account, member_id: int) -> HttpR
 def member_remove_view(request: HttpRequest, account: Account, member_id: int) -> HttpResponse:
     membership = get_object_or_404(account.memberships.select_related("user"), pk=member_id)
     email = membership.user.email
+    if (stale := reask_needed(request)) is not None:
+        return stale
     if request.method == "POST":
         try:
             revoked = member_remove(membership=membership, by=_me(request))
@@ -223,6 +242,10 @@ def _me(request: HttpRequest) -> Membership:
 def keys(request: HttpRequest, account: Account) -> HttpResponse:
     form = ApiKeyForm(request.POST or None)
     new_key = None
+    full = request.POST.get("scope", ApiKey.Scope.FULL) in ("", ApiKey.Scope.FULL)
+    if request.method == "POST" and full and (stale := reask_needed(request)) is not None:
+        messages.info(request, "A full key needs your password again; then create it once more.")
+        return stale
     if request.method == "POST" and form.is_valid():
         # Rendered in this response only: the raw key is never stored, so it cannot be shown again.
         key, raw = ApiKey.issue(
@@ -279,6 +302,8 @@ def signing_secret(request: HttpRequest, account: Account) -> HttpResponse:
 @account_required(Action.SECRET)
 @require_http_methods(["GET", "POST"])
 def signing_secret_rotate(request: HttpRequest, account: Account) -> HttpResponse:
+    if (stale := reask_needed(request)) is not None:
+        return stale
 
     def rotate() -> None:
         account.rotate_signing_secret()

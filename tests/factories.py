@@ -4,6 +4,7 @@ from typing import Any
 
 import factory
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from accounts.models import Account, ApiKey, Membership, Plan, Role
 from accounts.plans import plan_defaults
@@ -31,6 +32,7 @@ class AccountFactory(factory.django.DjangoModelFactory):
         plan_code = "starter"
 
     owner = factory.SubFactory(UserFactory)
+    email_confirmed_at = factory.LazyFunction(timezone.now)
     # get_or_create: transactional tests flush the rows the data migration made.
     plan = factory.LazyAttribute(
         lambda o: Plan.objects.get_or_create(code=o.plan_code, defaults=plan_defaults(o.plan_code))[0]
