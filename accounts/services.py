@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core import signing
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import INVITATION_VALIDITY, Account, ApiKey, Invitation, Membership, Plan, Role
 from accounts.plans import SIGNUP_PLAN
 from lib.errors import DomainError
+from lib.signing import short_token, short_token_value
 
 
 @dataclass(frozen=True)
@@ -92,14 +92,13 @@ def invitation_create(*, account: Account, email: str, role: Role, by: Membershi
     if account.memberships.filter(user__username=email).exists():
         raise InvitationRefused(f"{email} is already a member of this account.", "email")
     invitation = Invitation.objects.create(account=account, email=email, role=role, invited_by_id=by.user_id)
-    return invitation, signing.dumps(invitation.pk, salt=_INVITATION_SALT)
+    return invitation, short_token(_INVITATION_SALT, str(invitation.pk))
 
 
 def invitation_for_token(token: str) -> Invitation | None:
     """The open invitation a link's token names; None for a forged, expired or used one."""
-    try:
-        pk = signing.loads(token, salt=_INVITATION_SALT, max_age=INVITATION_VALIDITY)
-    except signing.BadSignature:
+    pk = short_token_value(_INVITATION_SALT, token, max_age=INVITATION_VALIDITY)
+    if pk is None or not pk.isdigit():
         return None
     invitation = Invitation.objects.select_related("account__owner").filter(pk=pk).first()
     return invitation if invitation is not None and invitation.is_open else None

@@ -7,7 +7,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.core import signing
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
@@ -28,6 +27,7 @@ from billing.models import LedgerEntry
 from billing.services import OPENING_NOTE, credits_grant
 from jobs.models import Job
 from lib.charts import bar_chart
+from lib.signing import short_token, short_token_value
 
 CHART_DAYS = 30
 # The sign-up confirmation link: signed with SECRET_KEY, this long valid; it grants the credits once.
@@ -70,7 +70,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 def _send_confirmation(account: Account) -> None:
-    token = signing.dumps(str(account.public_id), salt=_CONFIRM_SALT)
+    token = short_token(_CONFIRM_SALT, str(account.pk))
     link = settings.SITE_URL + reverse("signup-confirm", args=[token])
     body = render_to_string("portal/confirm_email.txt", {"link": link, "credits": SIGNUP_CREDITS})
     send_mail("Confirm your address to receive your free credits", body, None, [account.email])
@@ -79,11 +79,8 @@ def _send_confirmation(account: Account) -> None:
 @never_cache
 def signup_confirm(request: HttpRequest, token: str) -> HttpResponse:
     """The link mailed at sign-up: the address is confirmed and the free credits granted, once."""
-    try:
-        public_id = signing.loads(token, salt=_CONFIRM_SALT, max_age=CONFIRM_VALIDITY)
-    except signing.BadSignature:
-        return render(request, "portal/confirmed.html", {"invalid": True}, status=404)
-    account = Account.objects.filter(public_id=public_id).first()
+    pk = short_token_value(_CONFIRM_SALT, token, max_age=CONFIRM_VALIDITY)
+    account = Account.objects.filter(pk=int(pk)).first() if pk and pk.isdigit() else None
     if account is None:
         return render(request, "portal/confirmed.html", {"invalid": True}, status=404)
     with transaction.atomic():

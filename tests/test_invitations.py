@@ -27,7 +27,7 @@ def invite(persona: Persona, email: str, role: str = "viewer", client: Client | 
     sent = len(mail.outbox)
     (client or logged_in(persona)).post(reverse("member-invite"), {"email": email, "role": role})
     assert len(mail.outbox) == sent + 1, "no invitation mail"
-    link = re.search(r"http://\S+/invitations/\S+", mail.outbox[-1].body)
+    link = re.search(r"https?://\S+/invitations/\S+", mail.outbox[-1].body)
     assert link is not None
     return urlsplit(link.group()).path
 
@@ -41,7 +41,7 @@ def test_an_invitation_mail_names_the_account_the_role_and_the_link(owner: Perso
     path = invite(owner, "New.Person@Example.com", "developer")
     message = mail.outbox[-1]
     assert message.to == ["new.person@example.com"]
-    assert owner.account.email in message.body and "as developer" in message.body
+    assert owner.account.email in message.body and "Your role:  developer" in message.body
     assert path.startswith("/invitations/")
     page = logged_in(owner).get(reverse("members")).content.decode()
     assert 'data-invitation="new.person@example.com"' in page
@@ -133,3 +133,11 @@ def test_invitations_are_pruned_after_their_seven_days(owner: Persona) -> None:
     with time_machine.travel(timezone.now() + timedelta(days=7, seconds=1)):
         prune_expired()
     assert not owner.account.invitations.exists()
+
+
+def test_the_mail_as_the_console_backend_prints_it_holds_the_link_whole(owner: Persona, settings: Any) -> None:
+    settings.SITE_URL = "https://verify.example.com"
+    path = invite(owner, "someone.with.a.long.name@example.com", "developer")
+    printed = mail.outbox[-1].message().as_string()
+    assert "quoted-printable" not in printed
+    assert f"https://verify.example.com{path}\n" in printed

@@ -234,3 +234,9 @@ def test_parallel_wrong_passwords_get_only_five_password_checks() -> None:
         user_login_failed.disconnect(receiver)
     assert statuses == [200] * 40
     assert len(checks) == 5
+
+
+def test_the_confirmation_mail_as_printed_holds_the_link_whole(db: None) -> None:
+    sign_up(Client())
+    printed = mail.outbox[-1].message().as_string()
+    assert "quoted-printable" not in printed and f"{confirmation_link()}\n" in printed
