@@ -50,11 +50,12 @@ class Role(models.TextChoices):
 
 class AccountQuerySet(models.QuerySet["Account"]):
     def of_user(self, user: Any) -> AccountQuerySet:
-        """The accounts `user` may act for: those it is a member of, whatever the role. Who may act
+        """The accounts `user` may act for: those it is a member of, whatever the role, that staff have
+        not deactivated. Who may act
         for an account is decided here and only here (what each role may do: accounts/permissions.py)."""
         if not user.is_authenticated:
             return self.none()
-        return self.filter(memberships__user_id=user.pk)
+        return self.filter(memberships__user_id=user.pk, owner__is_active=True)
 
     def for_display(self) -> AccountQuerySet:
         return self.select_related(*Account.DISPLAY_RELATED)
@@ -71,7 +72,8 @@ def membership_for(user: Any, chosen: str | None = None) -> Membership | None:
     None for a user who is no member (staff). The account, its plan and person are loaded."""
     if not user.is_authenticated:
         return None
-    memberships = Membership.objects.filter(user_id=user.pk).select_related(
+    # A deactivated account (staff's action: its owner's login switched off) is no one's to act for.
+    memberships = Membership.objects.filter(user_id=user.pk, account__owner__is_active=True).select_related(
         "account", *(f"account__{related}" for related in Account.DISPLAY_RELATED)
     )
     if chosen:

@@ -136,3 +136,20 @@ def test_the_members_page_lists_everyone_with_their_role(owner: Persona) -> None
     client = logged_in(owner)
     page = client.get(reverse("members")).content.decode()
     assert f'data-member="{viewer.email}"' in page and f'data-member="{owner.account.email}"' in page
+
+
+def test_members_of_a_deactivated_account_can_no_longer_act_for_it(owner: Persona) -> None:
+    _, client = joined(owner, Role.ADMIN)
+    owner.account.owner.is_active = False
+    owner.account.owner.save(update_fields=["is_active"])
+    assert client.get(reverse("dashboard")).status_code == 404
+
+
+def test_a_member_of_a_deactivated_account_and_an_active_one_acts_for_the_active_one(
+    owner: Persona, outsider: Persona
+) -> None:
+    user, client = joined(owner, Role.ADMIN)
+    joined(outsider, Role.VIEWER, user)
+    owner.account.owner.is_active = False
+    owner.account.owner.save(update_fields=["is_active"])
+    assert outsider.account.email in client.get(reverse("dashboard")).content.decode()
