@@ -3,8 +3,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from ipaddress import ip_network
 from typing import Any
+from urllib.parse import urlsplit
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
@@ -182,7 +184,27 @@ class ReaskForm(forms.Form):
     )
 
 
-class ThrottledPasswordResetForm(PasswordResetForm):
+class SiteUrlPasswordResetForm(PasswordResetForm):
+    """The mailed link is built from SITE_URL, never from the request's Host header, which any client
+    chooses (`Host: 127.0.0.1:1` made the link point at port 1)."""
+
+    def send_mail(
+        self,
+        subject_template_name: str,
+        email_template_name: str,
+        context: dict[str, Any],
+        from_email: str | None,
+        to_email: str,
+        html_email_template_name: str | None = None,
+    ) -> None:
+        site = urlsplit(settings.SITE_URL)
+        context = {**context, "domain": site.netloc, "site_name": site.netloc, "protocol": site.scheme}
+        super().send_mail(
+            subject_template_name, email_template_name, context, from_email, to_email, html_email_template_name
+        )
+
+
+class ThrottledPasswordResetForm(SiteUrlPasswordResetForm):
     """Django's reset form, at most 3 mails an hour to one address and 10 requests an hour from one
     client address; over either the form says so (whether or not the address has an account)."""
 

@@ -60,7 +60,7 @@ AUDIT_EVENTS_PER_PAGE = 50
 
 
 class PasswordResetView(auth_views.PasswordResetView):
-    form_class = ThrottledPasswordResetForm
+    form_class = ThrottledPasswordResetForm  # links from SITE_URL, throttled
 
     def get_form(self, form_class: Any = None) -> Any:
         form: Any = super().get_form(form_class)
