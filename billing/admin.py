@@ -11,7 +11,8 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from accounts.admin import AccountAdmin
-from accounts.models import Account
+from accounts.auditing import audit
+from accounts.models import Account, AuditEvent
 from billing.models import LedgerEntry
 from billing.services import credits_grant
 from lib.admin import ReadOnlyAdmin
@@ -40,6 +41,7 @@ class AccountWithCreditsAdmin(AccountAdmin):
             with transaction.atomic():
                 for account in queryset:
                     credits_grant(account=account, amount=amount, note=note[:255])
+                    audit(request, account, AuditEvent.Action.CREDITS_GRANTED, f"{amount} credits: {note}")
             self.message_user(request, f"Granted {amount} credits to {len(queryset)} account(s).", messages.SUCCESS)
             return None
         context = {

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import Account, ApiKey, Mode
+from accounts.permissions import Action
 from api.views import AccountAPIView, error_responses
 from billing.models import LedgerEntry
 
@@ -27,11 +28,13 @@ class AccountUsageSerializer(serializers.Serializer):
 
 class AccountKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="The calling key's first 12 characters.")
-    scope = serializers.ChoiceField(choices=["full"], help_text="What the key may call: `full`, every endpoint.")
+    scope = serializers.ChoiceField(
+        choices=ApiKey.Scope.choices, help_text="What the key may call: `full`, `verify` or `read`."
+    )
     mode = serializers.ChoiceField(
         choices=Mode.choices, help_text="`test` for an `ev_test_` key: sandbox answers, no credit spent."
     )
-    expires_at = serializers.DateTimeField(allow_null=True, help_text="null: the key lives until it is revoked.")
+    expires_at = serializers.DateTimeField(allow_null=True, help_text="When the key stops; null: when it is revoked.")
 
 
 class AccountSerializer(serializers.Serializer):
@@ -43,6 +46,8 @@ class AccountSerializer(serializers.Serializer):
 
 
 class AccountApi(AccountAPIView):
+    permission = {"GET": Action.USAGE}
+
     @extend_schema(
         operation_id="account_read",
         responses={200: AccountSerializer, **error_responses()},

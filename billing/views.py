@@ -7,11 +7,12 @@ from django.shortcuts import render
 
 from accounts.decorators import account_required
 from accounts.models import Account, Plan
+from accounts.permissions import Action
 
 LEDGER_PAGE_SIZE = 25
 
 
-@account_required
+@account_required(Action.BILLING)
 def billing(request: HttpRequest, account: Account) -> HttpResponse:
     ledger = Paginator(account.ledger_entries.all(), LEDGER_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {

@@ -37,6 +37,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_q",
     "django_htmx",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "accounts",
     "api",
     "billing",
@@ -56,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -183,6 +187,11 @@ MAILERS = {
 }
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "no-reply@localhost")
 # Shown on the portal's billing page: where customers ask for credits or another plan.
+# Two-factor sign-in (django-otp): the name authenticator apps show, and whether staff need a code
+# for the admin (they sign in at /login, which asks for it).
+OTP_TOTP_ISSUER = "Verifier"
+ADMIN_REQUIRE_2FA = envbool("ADMIN_REQUIRE_2FA", False)
+
 BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
 
 # --- i18n, static, media ------------------------------------------------------------
@@ -231,7 +240,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "api.permissions.KeyPermitted"],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["lib.jsonbody.UTF8JSONRenderer"],

@@ -11,6 +11,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.auditing import audit
+from accounts.models import AuditEvent
+from accounts.permissions import Action
 from api.exceptions import json_error
 from api.idempotency import fingerprint, idempotency_claim
 from api.views import (
@@ -41,6 +44,7 @@ from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 UPLOAD_ERRORS = {
     400: "invalid_file (also a row of more than 1,000 columns), invalid_callback_url or invalid_request "
     "(a bad Idempotency-Key)",
+    403: "plan_upgrade_required (bulk on the free plan) or key_not_permitted",
     413: "file_too_large: over 25 MB",
     422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
 }
@@ -87,6 +91,7 @@ class JobsAPIView(AccountAPIView):
 
 
 class BulkSubmitApi(AccountAPIView):
+    permission = {"POST": Action.BULK}
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -157,6 +162,8 @@ def _fingerprint(upload: object, callback_url: str, email_column: str | None) ->
 
 
 class JobDetailApi(JobsAPIView):
+    permission = {"GET": Action.JOBS_READ, "DELETE": Action.JOBS_DELETE}
+
     @extend_schema(
         operation_id="job_read",
         responses={200: JobSerializer, **error_responses(404, described={404: "not_found: no such job of yours"})},
@@ -184,10 +191,13 @@ class JobDetailApi(JobsAPIView):
     )
     def delete(self, request: Request, job_id: str) -> HttpResponse:
         job_delete(account=self.account, job_id=job_id, mode=self.key.mode)
+        audit(request, self.account, AuditEvent.Action.JOB_DELETED, job_id, key=self.key)
         return HttpResponse(status=204)
 
 
 class JobListApi(JobsAPIView):
+    permission = {"GET": Action.JOBS_READ}
+
     @extend_schema(
         operation_id="job_list",
         parameters=[JobListQuerySerializer],
@@ -224,6 +234,7 @@ def _after(cursor: Job) -> Q:
 
 
 class BulkPreviewApi(AccountAPIView):
+    permission = {"POST": Action.BULK}
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -235,7 +246,10 @@ class BulkPreviewApi(AccountAPIView):
                 *BODY_ERRORS,
                 403,
                 422,
-                described={400: "invalid_request (email_column), invalid_file or invalid_callback_url"},
+                described={
+                    400: "invalid_request (email_column), invalid_file or invalid_callback_url",
+                    403: UPLOAD_ERRORS[403],
+                },
             ),
         },
         summary="What an upload would be, free: counts, the detected column, credits needed",
@@ -256,6 +270,8 @@ class BulkPreviewApi(AccountAPIView):
 
 
 class JobResultsApi(JobsAPIView):
+    permission = {"GET": Action.JOBS_READ}
+
     @extend_schema(
         operation_id="job_results",
         parameters=[ResultsQuerySerializer],

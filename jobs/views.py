@@ -10,8 +10,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.models import Account
+from accounts.models import Account, AuditEvent
+from accounts.permissions import Action
 from jobs import charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
@@ -27,7 +29,7 @@ STATUS_FILTERS = ["all", *Job.Status.values]
 PREVIEW_ROWS = 5
 
 
-@account_required
+@account_required(Action.BULK)
 @require_http_methods(["GET", "POST"])
 def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
@@ -58,7 +60,7 @@ def _submit(account: Account, form: UploadForm) -> Job:
     ).job
 
 
-@account_required
+@account_required(Action.BULK)
 @require_POST
 def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
     """The upload page's preview card (htmx): what the file holds and what it would cost; nothing is kept."""
@@ -94,7 +96,7 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
     }
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_detail(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = account.jobs.live().filter(pk=job_id).first()
     if job is None:
@@ -108,7 +110,7 @@ def _job_gone(request: HttpRequest, account: Account, job_id: str) -> HttpRespon
     return render(request, "jobs/gone.html", {"account": account, "deleted": deleted, "job_id": job_id}, status=404)
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_progress(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """The part of the job page htmx polls; it polls slower once the job ends, while a callback may be retried."""
     job = get_object_or_404(account.jobs.live(), pk=job_id)
@@ -130,7 +132,7 @@ def _progress_context(job: Job) -> dict[str, object]:
     }
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
     job = account.jobs.live().filter(pk=job_id).first()
@@ -145,16 +147,17 @@ def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpRes
     return redirect(download_url(job, name))
 
 
-@account_required
+@account_required(Action.JOBS_DELETE)
 @require_POST
 def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = get_object_or_404(account.jobs.live(), pk=job_id)
     job_delete(account=account, job_id=job.pk)
+    audit(request, account, AuditEvent.Action.JOB_DELETED, f"{job.pk} ({job.filename or 'no file name'})")
     messages.success(request, f"Deleted {job.filename or job.pk} and its files.")
     return redirect("jobs")
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_list(request: HttpRequest, account: Account) -> HttpResponse:
     status = request.GET.get("status", "all")
     if status not in STATUS_FILTERS:

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 
+from accounts.permissions import Action
 from api.idempotency import idempotency_claim, json_fingerprint
 from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
@@ -56,6 +57,8 @@ def _verify_schema(
 
 
 class VerifyApi(AccountAPIView):
+    permission = {"POST": Action.VERIFY}
+
     @_verify_schema(
         "verify",
         VerifyRequestSerializer,
@@ -77,6 +80,7 @@ class VerifyApi(AccountAPIView):
 
 
 class VerifyBatchApi(AccountAPIView):
+    permission = {"POST": Action.VERIFY}
     # 100 addresses of up to 1,000 characters, each written as \uXXXX escapes at worst.
     max_body_bytes = 1024 * 1024
 

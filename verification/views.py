@@ -8,6 +8,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.decorators import account_required
 from accounts.models import Account
+from accounts.permissions import Action
 from billing.services import InsufficientCredits
 from verification.engine import Verdict
 from verification.engine.providers import PROVIDER_NAMES
@@ -34,7 +35,7 @@ class CheckRow:
     tone: str  # good, bad, fact (neither), unchecked
 
 
-@account_required
+@account_required(Action.VERIFY)
 @require_http_methods(["GET", "POST"])
 def verify(request: HttpRequest, account: Account) -> HttpResponse:
     """One address, one credit: the same service, cache and charge as POST /v1/verify."""

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0008_key_mode'),
+        ('accounts', '0014_key_mode'),
         ('api', '0001_idempotency_from_verification'),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0007_plan_table_renamed'),
+        ('accounts', '0013_email_confirmation'),
     ]
 
     operations = [
