@@ -7,14 +7,15 @@ from django.utils import timezone
 
 from lib import outbound
 from lib.tokens import random_base62
-from verification.engine import SubStatus
 from verification.engine.providers import PROVIDERS
+from verification.engine.verdict import FAST_SUB_STATUSES
 
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
 
 
 # The job object's `breakdown` (CONTRACT section 8): processed rows by sub_status, then two flags.
-BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean")
+# Bulk jobs are fast only for now: deep sub-statuses join them with deep bulk jobs.
+BREAKDOWN_KEYS = (*(sub.value for sub in FAST_SUB_STATUSES), "free_provider", "did_you_mean")
 # And rows by mail_provider (CONTRACT section 10), stored in the same counter as "mail_provider.<name>".
 MAIL_PROVIDER_PREFIX = "mail_provider."
 

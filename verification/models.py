@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
+from verification.engine.mailboxes import Answer
+from verification.engine.smtp_replies import Meaning, Reply
 
 SQLITE_WRITE_BATCH = 200
 
@@ -171,3 +173,87 @@ class CachedVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email}: {self.status}"
+
+
+# How long an MX's answer about a mailbox is kept: the verdict cache's lifetime for the verdict
+# it leads to (an accepted address: valid or catch-all, 24 h; refused: invalid, 1 h). A 4xx, a
+# block or silence is never kept: it says nothing lasting about the mailbox.
+MAILBOX_ANSWER_SECONDS = {
+    Meaning.ACCEPTED: 24 * 3600,
+    Meaning.FULL: 24 * 3600,
+    Meaning.NO_MAILBOX: 3600,
+    Meaning.DISABLED: 3600,
+}
+CATCH_ALL_SECONDS = 24 * 3600
+
+
+class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
+    def fresh_many(self, emails: Collection[str]) -> dict[str, Answer]:
+        rows = self.filter(email__in=list(emails), expires_at__gt=timezone.now())
+        return {row.email: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
+
+    def store_many(self, answers: dict[str, Answer]) -> None:
+        now = timezone.now()
+        for email, answer in sorted(answers.items()):
+            seconds = MAILBOX_ANSWER_SECONDS.get(answer.meaning)
+            if seconds and _storable(email):
+                self.update_or_create(
+                    email=email,
+                    defaults={
+                        "code": answer.reply.code,
+                        "text": answer.reply.text[:1000],
+                        "meaning": answer.meaning.value,
+                        "asked_at": now,
+                        "expires_at": now + timedelta(seconds=seconds),
+                    },
+                )
+
+
+class MailboxAnswer(models.Model):
+    """Shared across accounts: what a domain's MX answered to RCPT TO for an address, so the same
+    mailbox is not asked twice within the verdict cache's lifetimes, whoever asks."""
+
+    email = models.CharField(max_length=1000, unique=True)
+    code = models.PositiveSmallIntegerField()
+    text = models.CharField(max_length=1000)
+    meaning = models.CharField(max_length=24, choices=[(m.value, m.value) for m in Meaning])
+    asked_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    objects = MailboxAnswerQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.email}: {self.code}"
+
+
+class CatchAllAnswerQuerySet(models.QuerySet["CatchAllAnswer"]):
+    def fresh_many(self, domains: Collection[str]) -> dict[str, bool]:
+        rows = self.filter(domain__in=list(domains), expires_at__gt=timezone.now())
+        return {row.domain: row.accepts_any for row in rows}
+
+    def store_many(self, answers: dict[str, bool]) -> None:
+        now = timezone.now()
+        for domain, accepts_any in sorted(answers.items()):
+            self.update_or_create(
+                domain=domain,
+                defaults={
+                    "accepts_any": accepts_any,
+                    "asked_at": now,
+                    "expires_at": now + timedelta(seconds=CATCH_ALL_SECONDS),
+                },
+            )
+
+
+class CatchAllAnswer(models.Model):
+    """Shared across accounts: whether a domain accepts mail for any address, asked with the
+    catch-all probe, for 24 hours."""
+
+    domain = models.CharField(max_length=253, unique=True)
+    accepts_any = models.BooleanField()
+    asked_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    objects = CatchAllAnswerQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.domain}: {'catch-all' if self.accepts_any else 'not catch-all'}"

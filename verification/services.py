@@ -13,12 +13,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from accounts.models import Account
 from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
+from verification.deep import deep_verify_many
 from verification.engine import Verdict, verify_one
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict
@@ -29,6 +31,12 @@ class DeepModeDisabled(DomainError):
     code = "deep_mode_disabled"
     param = "validation_mode"
     message = "Deep validation is not available yet."
+
+
+def mode_require(mode: str) -> None:
+    """Raises DeepModeDisabled for `deep` while the operator has not turned it on."""
+    if mode == "deep" and not settings.VERIFIER_DEEP_MODE:
+        raise DeepModeDisabled
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +58,14 @@ def verification_lookup(*, account: Account, email: str, mode: str = "fast") -> 
     cached = CachedVerdict.objects.fresh(account_id=account.pk, email=normalised, mode=mode)
     if cached is not None:
         return cached, True
+    if mode == "deep":
+        return deep_verify_many([normalised])[0], False
     return verify_one(normalised, domain_lookup()), False
 
 
 @contextmanager
 def verification_charged(
-    *, account: Account, email: str, started: float | None = None, source: str = "api"
+    *, account: Account, email: str, mode: str = "fast", started: float | None = None, source: str = "api"
 ) -> Iterator[Verification]:
     """Verify one address for an account: one credit, cached or not. Raises InsufficientCredits.
 
@@ -64,8 +74,9 @@ def verification_charged(
     `with` block commits with the charge or not at all. The API stores its idempotent reply
     there, so a charged request always has its replay and a replay is never charged.
     """
+    mode_require(mode)
     credits_require(account=account, amount=1)
-    verdict, cached = verification_lookup(account=account, email=email)
+    verdict, cached = verification_lookup(account=account, email=email, mode=mode)
     elapsed = time.perf_counter() - (started if started is not None else time.perf_counter())
     result = Verification(verdict, cached, math.ceil(elapsed * 1000))
     with transaction.atomic():
@@ -76,7 +87,7 @@ def verification_charged(
     metrics.verifications_counted([verdict.status], source=source)
 
 
-def verification_run(*, account: Account, email: str, source: str = "api") -> Verification:
+def verification_run(*, account: Account, email: str, mode: str = "fast", source: str = "api") -> Verification:
     """`verification_charged` for a caller with nothing to write beside the charge (the portal)."""
-    with verification_charged(account=account, email=email, source=source) as result:
+    with verification_charged(account=account, email=email, mode=mode, source=source) as result:
         return result

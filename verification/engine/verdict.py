@@ -25,6 +25,23 @@ class SubStatus(StrEnum):
     DISPOSABLE = "disposable"
     ROLE_BASED = "role_based"
     DNS_TEMPORARY_FAILURE = "dns_temporary_failure"
+    # Deep mode only (docs/deep.md).
+    CATCH_ALL = "catch_all"
+    MAILBOX_NOT_FOUND = "mailbox_not_found"
+    MAILBOX_DISABLED = "mailbox_disabled"
+    MAILBOX_FULL = "mailbox_full"
+    GREYLISTED = "greylisted"
+    SMTP_BLOCKED = "smtp_blocked"
+    SMTP_UNREACHABLE = "smtp_unreachable"
+
+
+FAST_SUB_STATUSES = (
+    SubStatus.INVALID_SYNTAX,
+    SubStatus.NO_MX_RECORD,
+    SubStatus.DISPOSABLE,
+    SubStatus.ROLE_BASED,
+    SubStatus.DNS_TEMPORARY_FAILURE,
+)
 
 
 @dataclass(frozen=True, slots=True)
