@@ -7,8 +7,10 @@ the business from the admin.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,6 +40,26 @@ ONE_WORKER_MODULES = frozenset(
         "tests/test_readme_examples.py",
     }
 )
+
+
+def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
+    """Traffic stays on loopback: a test process never connects to any other address (an audit
+    hook sees every socket.connect, aiosmtplib's, dnspython's and asyncio's included)."""
+    if event != "socket.connect":
+        return
+    sock, address = args
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    host = address[0]
+    try:
+        allowed = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        allowed = host == "localhost"
+    if not allowed:
+        raise ConnectionRefusedError(f"tests stay on loopback: a connection to {address!r} was stopped")
+
+
+sys.addaudithook(_loopback_only)
 
 
 def pytest_configure(config: pytest.Config) -> None:

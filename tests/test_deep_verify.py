@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 import time_machine
+from django.urls import reverse
 
 from tests.conftest import Persona
 from tests.support.deep import SCRIPTS, deep_settings, farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
+from tests.support.portal import logged_in
 from verification.models import CatchAllAnswer, MailboxAnswer
 
 
@@ -107,13 +109,15 @@ def test_no_mx_accepting_a_connection_is_unreachable(owner: Persona, email: str)
 
 
 def test_tarpit_cannot_hold_a_request_past_twice_the_timeout_plus_five_seconds(owner: Persona, settings: Any) -> None:
+    settings.VERIFIER_SMTP_TIMEOUT = 0.5
     started = time.monotonic()
     body = deep(owner, "alice@tarpit.deepfarm.net")
     assert verdict_of(body) == ("unknown", "smtp_unreachable", False, None, None)
     assert time.monotonic() - started < 2 * settings.VERIFIER_SMTP_TIMEOUT + 5
 
 
-def test_silent_first_mx_passes_the_turn_to_the_next(owner: Persona) -> None:
+def test_silent_first_mx_passes_the_turn_to_the_next(owner: Persona, settings: Any) -> None:
+    settings.VERIFIER_SMTP_TIMEOUT = 1.0
     assert verdict_of(deep(owner, "alice@tarpitfirst.deepfarm.net"))[0] == "valid"
 
 
@@ -211,3 +215,26 @@ def test_deep_off_is_refused_as_before(owner: Persona, settings: Any) -> None:
     response = owner.post_json("/v1/verify", {"email": "alice@mailbox.deepfarm.net", "validation_mode": "deep"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "deep_mode_disabled"
+
+
+def test_portal_offers_the_mode_choice_only_when_deep_is_on(owner: Persona, settings: Any) -> None:
+    page = logged_in(owner).get(reverse("verify")).content.decode()
+    assert 'name="validation_mode"' in page and 'value="deep"' in page
+    settings.VERIFIER_DEEP_MODE = False
+    assert 'name="validation_mode"' not in logged_in(owner).get(reverse("verify")).content.decode()
+
+
+def test_portal_verifies_deep_for_one_credit(owner: Persona) -> None:
+    before = owner.account.credit_balance
+    client = logged_in(owner)
+    page = client.post(reverse("verify"), {"email": "nobody@mailbox.deepfarm.net", "validation_mode": "deep"})
+    html = page.content.decode()
+    assert "data-verdict-status>invalid<" in html and "mailbox_not_found" in html and "data-validation-mode" in html
+    owner.account.refresh_from_db()
+    assert owner.account.credit_balance == before - 1
+
+
+def test_portal_refuses_deep_when_it_is_off(owner: Persona, settings: Any) -> None:
+    settings.VERIFIER_DEEP_MODE = False
+    page = logged_in(owner).post(reverse("verify"), {"email": "alice@mailbox.deepfarm.net", "validation_mode": "deep"})
+    assert "data-validation-mode" not in page.content.decode()  # the field is not there: a fast check

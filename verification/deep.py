@@ -54,6 +54,10 @@ def may_contact(address: str) -> bool:
     return settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS or is_public(ipaddress.ip_address(address))
 
 
+# A single request answers at once: one back-off after a 421, then `unknown` (retry later).
+SINGLE_BACKOFF_TRIES = 1
+
+
 @dataclass
 class _Plan:
     """Who to ask what: per domain its MX hosts and the recipients not answered by a cache."""
@@ -121,6 +125,7 @@ def _ask(plan: _Plan, seconds: float) -> Findings:
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST),
+        backoff_tries=SINGLE_BACKOFF_TRIES,
     )
     started = time.monotonic()
     findings = asyncio.run(prober.ask(plan.work, max(0.1, seconds - (time.monotonic() - started))))

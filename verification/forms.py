@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+
+MODE_CHOICES = [
+    ("fast", "Fast: syntax and DNS (1 credit)"),
+    ("deep", "Deep: also ask the mail server whether the mailbox exists (1 credit, up to ~25 s)"),
+]
 
 
 class VerifyForm(forms.Form):
@@ -10,3 +17,15 @@ class VerifyForm(forms.Form):
         max_length=1000,
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "email"}),
     )
+
+    def __init__(self, *args: Any, deep: bool = False, **kwargs: Any) -> None:
+        """`deep`: whether the operator turned deep mode on; only then is there a choice to make."""
+        super().__init__(*args, **kwargs)
+        if deep:
+            self.fields["validation_mode"] = forms.ChoiceField(
+                label="Mode", choices=MODE_CHOICES, initial="fast", widget=forms.RadioSelect
+            )
+
+    @property
+    def mode(self) -> str:
+        return str(self.cleaned_data.get("validation_mode") or "fast")

@@ -65,10 +65,14 @@ def farm_zone(dns: DnsServer, domains: dict[str, list[str]] = DOMAINS) -> None:
             dns.set(host, HOST(address))
 
 
+# Per SMTP step: long enough for a loaded machine's TLS handshake; the tarpit tests shorten it.
+TIMEOUT = 2.0
+
+
 def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:
     settings.VERIFIER_DEEP_MODE = True
     settings.VERIFIER_SMTP_PORT = farm.port
-    settings.VERIFIER_SMTP_TIMEOUT = 0.5
+    settings.VERIFIER_SMTP_TIMEOUT = TIMEOUT
     settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = True
     settings.VERIFIER_SMTP_LOCK_DIR = str(lock_dir)
     settings.VERIFIER_SMTP_FROM = SENDER

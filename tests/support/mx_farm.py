@@ -65,6 +65,8 @@ class MxFarm:
         self._servers: list[asyncio.Server] = []
 
     def __enter__(self) -> MxFarm:
+        if any(script.starttls for script in self.scripts.values()):
+            _server_tls()  # made before any session, not inside one
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
         return self

@@ -36,9 +36,9 @@ from verification.engine.smtp_replies import Meaning, Reply, meaning
 HostResolver = Callable[[str], Awaitable[list[str]]]  # MX host name -> its addresses
 AddressCheck = Callable[[str], bool]  # may this address be contacted?
 
-# A 421 backs a domain off this long, doubling each time, while its deadline allows.
+# A 421 backs a domain off about this long (jittered), doubling each time, while its deadline allows.
 _BACKOFF_SECONDS = 0.5
-_BACKOFF_TRIES = 4
+_BACKOFF_TRIES = 5
 _SLOT_POLL_SECONDS = 0.02
 
 
@@ -103,6 +103,7 @@ class Prober:
     resolve: HostResolver
     allowed: AddressCheck
     slots: HostSlots
+    backoff_tries: int = _BACKOFF_TRIES  # a single request, which answers at once, tries fewer
     findings: Findings = field(default_factory=Findings)
 
     async def ask(self, work: dict[str, tuple[tuple[str, ...], list[str]]], timeout: float) -> Findings:
@@ -120,7 +121,7 @@ class Prober:
 
     async def _domain(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
         waiting = list(recipients)
-        for attempt in range(_BACKOFF_TRIES + 1):
+        for attempt in range(self.backoff_tries + 1):
             found = await self._first_host_that_answers(hosts, waiting)
             if isinstance(found, Answer):
                 self._settle(waiting, found)
@@ -128,10 +129,12 @@ class Prober:
             waiting = await self._take(found, waiting)
             if not waiting:
                 return
-            if found.failure is None or not _backs_off(found.failure) or attempt == _BACKOFF_TRIES:
-                self._settle(waiting, _failure_answer(found))
+            if found.failure is None or not _backs_off(found.failure) or attempt == self.backoff_tries:
+                # Still turned away at the door: no host accepted a connection.
+                self._settle(waiting, UNREACHABLE if found.refused_at_connect else _failure_answer(found))
                 return
-            await asyncio.sleep(_BACKOFF_SECONDS * 2**attempt)
+            # Jittered: domains turned away together must not all come back together.
+            await asyncio.sleep(_BACKOFF_SECONDS * 2**attempt * random.uniform(0.5, 1.5))
 
     async def _take(self, session: Session, waiting: list[str]) -> list[str]:
         """Record the session's answers; ask the recipients it could not take one at a time.
