@@ -1,11 +1,20 @@
+"""The account's admin: plans, accounts, their keys and users. Staff grant credits from the account
+list too: billing/admin.py adds that action (money moves in billing), and the ledger's own list."""
+
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 
 from accounts.forms import AdminLoginForm
-from accounts.models import ApiKey, Plan
+from accounts.models import Account, ApiKey, Plan
 
 admin.site.login_form = AdminLoginForm
 
@@ -19,8 +28,8 @@ class PlanAdmin(admin.ModelAdmin):
 class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ["prefix", "name", "account", "created_at", "last_used_at", "revoked_at"]
     list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
-    list_select_related = ["account__owner", "account__plan"]
-    search_fields = ["prefix", "name", "account__owner__email"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = ["prefix", "name", f"account__{Account.EMAIL_LOOKUP}"]
     # Never key_hash: a hash of a 190-bit random key is not crackable, but it is nobody's business either.
     fields = ["account", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = ["account", "prefix", "created_at", "last_used_at", "revoked_at"]
@@ -36,3 +45,68 @@ class ApiKeyAdmin(admin.ModelAdmin):
         for key in keys:
             key.revoke()
         self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
+
+
+# Ledger entries and jobs shown on an account's admin page; the filtered lists have the rest.
+RECENT_ROWS = 20
+
+
+def has_ledger(account: Account | None) -> bool:
+    """An account with ledger entries (billing's, by its PROTECT key) is a financial record:
+    deactivated, never deleted."""
+    return account is not None and account.ledger_entries.exists()
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ["owner_email", "plan", "credit_balance", "created_at"]
+    list_filter = ["plan"]
+    list_select_related = list(Account.DISPLAY_RELATED)
+    search_fields = [Account.EMAIL_LOOKUP]
+    # The balance moves only through the ledger (the grant action), never by typing a number.
+    fields = ["owner", "plan", "credit_balance", "public_id", "secret_rotated_at", "created_at"]
+    readonly_fields = ["owner", "credit_balance", "public_id", "secret_rotated_at", "created_at"]
+    actions = ["deactivate"]  # billing/admin.py adds "Grant credits…"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Accounts open through sign-up or `manage.py create_account`, which write the opening grant.
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Account | None = None) -> bool:
+        # The bulk action and a user's cascade are stopped by LedgerEntry.account's PROTECT.
+        return super().has_delete_permission(request, obj) and not has_ledger(obj)
+
+    @admin.action(description="Deactivate selected accounts (owner cannot log in, keys revoked)")
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[Account]) -> None:
+        with transaction.atomic():
+            get_user_model().objects.filter(account__in=queryset).update(is_active=False)  # their owners
+            ApiKey.objects.filter(account__in=queryset, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Deactivated {queryset.count()} account(s).", messages.SUCCESS)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # Shown under the form, not as inline formsets: read-only, capped, and nothing to submit.
+        account = self.get_object(request, object_id)
+        recent = {
+            "recent_ledger": account.ledger_entries.all()[:RECENT_ROWS] if account else [],
+            "recent_jobs": account.jobs.all()[:RECENT_ROWS] if account else [],
+            "api_keys": account.api_keys.all() if account else [],
+        }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **recent})
+
+    @admin.display(description="Owner email", ordering=Account.EMAIL_LOOKUP)
+    def owner_email(self, account: Account) -> str:
+        return account.email
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class LedgerAwareUserAdmin(UserAdmin):
+    """Django's user admin, except that a customer whose account has a ledger is deactivated, not deleted."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        account = getattr(obj, "account", None) if obj is not None else None
+        return super().has_delete_permission(request, obj) and not has_ledger(account)

@@ -1,4 +1,4 @@
-"""What every portal page shares: a logged-in owner, their account, no caching."""
+"""What every portal page shares: a logged-in user, the account they act for, no caching."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ from functools import wraps
 from typing import Concatenate
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django_htmx.http import HttpResponseClientRedirect
 
-from accounts.models import Account
+from accounts.models import Account, account_for
 
 type AccountView[**P] = Callable[Concatenate[HttpRequest, Account, P], HttpResponse]
 type PortalView[**P] = Callable[Concatenate[HttpRequest, P], HttpResponse]
@@ -28,7 +27,9 @@ def account_required[**P](view: AccountView[P]) -> PortalView[P]:
     def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
             return _to_login(request)
-        account = get_object_or_404(Account.objects.select_related("plan", "owner"), owner_id=request.user.pk)
+        account = account_for(request.user)
+        if account is None:
+            raise Http404("No account.")
         return view(request, account, *args, **kwargs)
 
     return never_cache(wrapper)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -31,14 +32,38 @@ class Plan(models.Model):
     sort_order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        db_table = "billing_plan"  # where it was created, before it moved in with Account
         ordering = ["sort_order"]
 
     def __str__(self) -> str:
         return self.name
 
 
+class AccountQuerySet(models.QuerySet["Account"]):
+    def of_user(self, user: Any) -> AccountQuerySet:
+        """The accounts `user` may act for. Who may act for an account is decided here and only here
+        (today: the one user who owns it; members with roles will join this lookup)."""
+        return self.filter(owner_id=user.pk) if user.is_authenticated else self.none()
+
+    def for_display(self) -> AccountQuerySet:
+        return self.select_related(*Account.DISPLAY_RELATED)
+
+    def person_join_sql(self, account_alias: str, person_alias: str) -> str:
+        """SQL joining the person an account is known by (for hand-written reports, ops/business.py)."""
+        user = sql.table(get_user_model())
+        return f"JOIN {user} {person_alias} ON {person_alias}.id = {account_alias}.owner_id"
+
+
+def account_for(user: Any) -> Account | None:
+    """The account `user` acts for, its plan and person loaded; None for a user with none (staff)."""
+    return Account.objects.of_user(user).for_display().first()
+
+
 class Account(models.Model):
+    # How an account is shown and found in lists elsewhere (admins, reports): by its owner's email.
+    # Other apps use these names rather than "owner", so who an account's people are stays here.
+    DISPLAY_RELATED = ("owner", "plan")
+    EMAIL_LOOKUP = "owner__email"
+
     owner = models.OneToOneField(settings.AUTH_USER_MODEL, models.CASCADE, related_name="account")
     plan = models.ForeignKey(Plan, models.PROTECT, related_name="accounts")
     credit_balance = models.BigIntegerField(default=0)
@@ -48,13 +73,20 @@ class Account(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = AccountQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.CheckConstraint(condition=models.Q(credit_balance__gte=0), name="account_balance_not_negative"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.owner.email} ({self.plan.code})"
+        return f"{self.email} ({self.plan.code})"
+
+    @property
+    def email(self) -> str:
+        """The address the account is known by: its owner's."""
+        return str(self.owner.email)
 
     def rotate_signing_secret(self) -> None:
         self.previous_signing_secret = self.signing_secret

@@ -1,4 +1,4 @@
-"""The plans of CONTRACT.md section 3: created by billing migration 0002, before Plan moved here.
+"""The plans (README, "Plans, keys, credits"): created by billing migration 0002, before Plan moved here.
 
 Staff change an account's plan in the admin.
 """
@@ -21,3 +21,8 @@ def plan_defaults(code: str) -> dict[str, Any]:
         if plan_code == code:
             return {"name": name, "allows_bulk": bulk, "requests_per_second": rate, "sort_order": order}
     raise KeyError(code)
+
+
+# What a portal sign-up opens with (docs/api.md, "Plans, keys, credits").
+SIGNUP_PLAN = "free"
+SIGNUP_CREDITS = 100

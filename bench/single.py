@@ -36,12 +36,15 @@ DOMAIN_CACHED = "verify, one key, domain cached"
 
 OPEN_ACCOUNTS = """
 import json
-from billing.services import account_open
+from accounts.services import account_open
+from billing.services import credits_grant
 from accounts.models import Plan
 Plan.objects.update(requests_per_second=10**6)
-keys = [account_open(email=f"single{i}@bench.example", password="bench-password-1", plan_code="pro",
-                     credits=10**7, issue_key=True).api_key for i in range(%d)]
-print(json.dumps(keys))
+opened = [account_open(email=f"single{i}@bench.example", password="bench-password-1", plan_code="pro",
+                       issue_key=True) for i in range(%d)]
+for one in opened:
+    credits_grant(account=one.account, amount=10**7)
+print(json.dumps([one.api_key for one in opened]))
 """
 
 

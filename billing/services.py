@@ -1,16 +1,12 @@
 """Credit movements. Every change to a balance writes a ledger entry in the same
-transaction, so the balance always equals the sum of the ledger. And opening an account,
-whose opening balance is its first ledger entry."""
+transaction, so the balance always equals the sum of the ledger."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account, ApiKey, Plan
+from accounts.models import Account
 from billing.models import LedgerEntry
 from lib import sql
 from lib.errors import DomainError
@@ -89,24 +85,4 @@ def _move(account: Account, amount: int, kind: str, reference: str, note: str = 
     return account.credit_balance
 
 
-SIGNUP_PLAN = "free"
-SIGNUP_CREDITS = 100
-
-
-@dataclass(frozen=True)
-class OpenedAccount:
-    account: Account
-    api_key: str | None
-
-
-def account_open(
-    *, email: str, password: str | None, plan_code: str = SIGNUP_PLAN, credits: int = SIGNUP_CREDITS, issue_key: bool
-) -> OpenedAccount:
-    User = get_user_model()
-    with transaction.atomic():
-        user = User.objects.create_user(username=email.lower(), email=email.lower(), password=password)
-        account = Account.objects.create(owner=user, plan=Plan.objects.get(code=plan_code))
-        if credits:
-            credits_grant(account=account, amount=credits, note="Opening balance")
-        raw_key = ApiKey.issue(account=account, name="Default")[1] if issue_key else None
-    return OpenedAccount(account=account, api_key=raw_key)
+OPENING_NOTE = "Opening balance"

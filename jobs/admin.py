@@ -4,6 +4,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from accounts.models import Account
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
 from jobs.processing import job_cancel, job_retry
 from lib.admin import ReadOnlyAdmin, ReadOnlyInline
@@ -23,7 +24,7 @@ class CallbackAttemptInline(ReadOnlyInline):
 class JobAdmin(ReadOnlyAdmin):
     list_display = ["id", "account", "status", "progress", "partial", "created_at", "started_at", "completed_at"]
     list_filter = ["status", "partial"]
-    search_fields = ["id", "account__owner__email"]
+    search_fields = ["id", f"account__{Account.EMAIL_LOOKUP}"]
     date_hierarchy = "created_at"
     inlines = [ChunkInline]
     actions = ["retry_jobs", "cancel_jobs"]

@@ -13,10 +13,10 @@ from verification.engine.verdict import FAST_SUB_STATUSES
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
 
 
-# The job object's `breakdown` (CONTRACT section 8): processed rows by sub_status, then two flags.
+# The job object's `breakdown` (docs/bulk.md, "Poll"): processed rows by sub_status, then two flags.
 # Bulk jobs are fast only for now: deep sub-statuses join them with deep bulk jobs.
 BREAKDOWN_KEYS = (*(sub.value for sub in FAST_SUB_STATUSES), "free_provider", "did_you_mean")
-# And rows by mail_provider (CONTRACT section 10), stored in the same counter as "mail_provider.<name>".
+# And rows by mail_provider (README, `mail_provider`), stored in the same counter as "mail_provider.<name>".
 MAIL_PROVIDER_PREFIX = "mail_provider."
 
 

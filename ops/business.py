@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -102,7 +101,7 @@ _USAGE_BY_ACCOUNT = (
     "SELECT u.account_id, u.used, a.credit_balance, o.email FROM"
     " (SELECT account_id + 0 AS account_id, -SUM(amount) AS used FROM {ledger} WHERE {recent}"
     " GROUP BY account_id + 0) u"
-    " JOIN {account} a ON a.id = u.account_id JOIN {user} o ON o.id = a.owner_id"
+    " JOIN {account} a ON a.id = u.account_id {person}"
     " WHERE u.used > 0{having} ORDER BY {order}, u.account_id LIMIT %s"
 )
 
@@ -121,7 +120,7 @@ def _usage_by_account(*, days: int, order: str, limit: int, short_by: int | None
     query = _USAGE_BY_ACCOUNT.format(
         ledger=sql.table(LedgerEntry),
         account=sql.table(Account),
-        user=sql.table(get_user_model()),
+        person=Account.objects.person_join_sql("a", "o"),
         recent=_RECENT_USAGE,
         having=" AND u.used > a.credit_balance * %s" if short_by else "",
         order=order,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import login
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -12,8 +12,10 @@ from django.views.decorators.http import require_http_methods
 from accounts.decorators import account_required
 from accounts.forms import SignupForm
 from accounts.models import Account
+from accounts.plans import SIGNUP_CREDITS
+from accounts.services import account_open
 from billing.models import LedgerEntry
-from billing.services import SIGNUP_CREDITS, account_open
+from billing.services import OPENING_NOTE, credits_grant
 from jobs.models import Job
 from lib.charts import bar_chart
 
@@ -31,14 +33,16 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            opened = account_open(
-                email=form.cleaned_data["email"], password=form.cleaned_data["password"], issue_key=False
-            )
+            with transaction.atomic():
+                opened = account_open(
+                    email=form.cleaned_data["email"], password=form.cleaned_data["password"], issue_key=False
+                )
+                credits_grant(account=opened.account, amount=SIGNUP_CREDITS, note=OPENING_NOTE)
         except IntegrityError:
             # Two sign-ups with one address at the same moment: the form's check passed for both.
             form.add_error("email", SignupForm.EMAIL_TAKEN)
         else:
-            login(request, opened.account.owner, backend="django.contrib.auth.backends.ModelBackend")
+            login(request, opened.user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"Welcome! Your free plan comes with {SIGNUP_CREDITS} credits.")
             return redirect("dashboard")
     return render(request, "portal/signup.html", {"form": form})

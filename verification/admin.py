@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from accounts.models import Account
 from lib.admin import ReadOnlyAdmin
 from verification.models import CachedVerdict, DomainRecord
 
@@ -10,8 +11,8 @@ from verification.models import CachedVerdict, DomainRecord
 class CachedVerdictAdmin(ReadOnlyAdmin):
     list_display = ["email", "account", "mode", "status", "created_at", "expires_at"]
     list_filter = ["status", "mode"]
-    list_select_related = ["account__owner", "account__plan"]
-    search_fields = ["email", "account__owner__email"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = ["email", f"account__{Account.EMAIL_LOOKUP}"]
 
 
 @admin.register(DomainRecord)

@@ -8,9 +8,11 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.core.validators import validate_email
+from django.db import transaction
 
 from accounts.models import Plan
-from billing.services import account_open
+from accounts.services import account_open
+from billing.services import OPENING_NOTE, credits_grant
 
 
 class Command(BaseCommand):
@@ -37,9 +39,10 @@ class Command(BaseCommand):
         if get_user_model().objects.filter(username=email).exists():
             raise CommandError(f"an account for {email} already exists")
         password = options["password"] or secrets.token_urlsafe(12)
-        opened = account_open(
-            email=email, password=password, plan_code=options["plan"], credits=options["credits"], issue_key=True
-        )
+        with transaction.atomic():
+            opened = account_open(email=email, password=password, plan_code=options["plan"], issue_key=True)
+            if options["credits"]:
+                credits_grant(account=opened.account, amount=options["credits"], note=OPENING_NOTE)
         result = {
             "account_id": str(opened.account.public_id),
             "api_key": opened.api_key,
