@@ -7,15 +7,14 @@ from django.utils import timezone
 
 from lib import outbound
 from lib.tokens import random_base62
+from verification.engine import SubStatus
 from verification.engine.providers import PROVIDERS
-from verification.engine.verdict import FAST_SUB_STATUSES
 
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
 
 
 # The job object's `breakdown` (docs/bulk.md, "Poll"): processed rows by sub_status, then two flags.
-# Bulk jobs are fast only for now: deep sub-statuses join them with deep bulk jobs.
-BREAKDOWN_KEYS = (*(sub.value for sub in FAST_SUB_STATUSES), "free_provider", "did_you_mean")
+BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean")
 # And rows by mail_provider (README, `mail_provider`), stored in the same counter as "mail_provider.<name>".
 MAIL_PROVIDER_PREFIX = "mail_provider."
 
@@ -42,6 +41,7 @@ class Job(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_job_id, editable=False)
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    validation_mode = models.CharField(max_length=10, default="fast", help_text="fast, or deep (SMTP: docs/deep.md).")
     callback_url = models.URLField(max_length=2000, blank=True)
     input_name = models.CharField(max_length=255, help_text="Accepted addresses, in storage.")
     result_name = models.CharField(max_length=255, blank=True)
@@ -123,6 +123,9 @@ class Chunk(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Deep jobs: a chunk with greylisted rows is asked again (up to DEEP_RETRY_ROUNDS times), not before then.
+    retry_round = models.PositiveSmallIntegerField(default=0)
+    not_before = models.DateTimeField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)
     # None until the first claim reserved credits; a re-run reuses what is recorded here.
     reserved = models.PositiveIntegerField(null=True, blank=True)

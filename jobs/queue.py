@@ -38,6 +38,12 @@ def chunk_work(count: int) -> None:
         async_task(RUN_NEXT_CHUNK)
 
 
+def chunk_work_at(when: datetime, *, name: str) -> None:
+    """One task that runs whichever chunk's turn it is, at `when` (a deep chunk's greylist retry):
+    a one-off schedule, so no worker sleeps waiting for it."""
+    schedule(RUN_NEXT_CHUNK, name=name, schedule_type=Schedule.ONCE, next_run=when)
+
+
 def job_completion(job_id: str) -> None:
     async_task(COMPLETE_JOB, job_id)
 

@@ -24,6 +24,7 @@ from lib import outbound
 from lib.errors import DomainError
 from verification.engine.syntax import parse
 from verification.models import DomainRecord
+from verification.services import mode_require
 
 
 class BulkNotInPlan(DomainError):
@@ -103,7 +104,13 @@ def _checked_callback_url(url: object) -> str:
 
 @contextmanager
 def job_submitted(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    partial_ok: bool = True,
+    validation_mode: object = "fast",
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
@@ -112,21 +119,34 @@ def job_submitted(
     Each is a DomainError that changes nothing; the portal shows it on its field. The
     submission is yielded inside the transaction that creates the job (see `job_created`).
     """
+    mode = mode_require(validation_mode)
     bulk_in_plan(account=account)
     credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
-    with job_created(account=account, found=found, callback_url=url, filename=upload_filename(upload)) as submission:
+    filename = upload_filename(upload)
+    with job_created(account=account, found=found, callback_url=url, filename=filename, mode=mode) as submission:
         yield submission
 
 
 def job_submit(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    partial_ok: bool = True,
+    validation_mode: object = "fast",
 ) -> Submission:
     """`job_submitted` for a caller with nothing to write beside the job (the portal)."""
     with job_submitted(
-        account=account, upload=upload, callback_url=callback_url, email_column=email_column, partial_ok=partial_ok
+        account=account,
+        upload=upload,
+        callback_url=callback_url,
+        email_column=email_column,
+        partial_ok=partial_ok,
+        validation_mode=validation_mode,
     ) as submission:
         return submission
 
@@ -150,7 +170,7 @@ def upload_filename(upload: object) -> str | None:
 
 @contextmanager
 def job_created(
-    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None
+    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None, mode: str = "fast"
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -170,6 +190,7 @@ def job_created(
                 total=len(found.addresses),
                 filename=filename,
                 columns=found.columns,
+                validation_mode=mode,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())
@@ -258,9 +279,15 @@ class Preview(TypedDict):
 
 
 def job_preview(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None,
+    validation_mode: object = "fast",
 ) -> tuple[Preview, AddressList]:
     """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
+    mode_require(validation_mode)
     bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     return preview_of(found, credits_available=account.credit_balance), found

@@ -24,8 +24,10 @@ from django.test import Client
 from accounts.models import Account
 from bench.procs import interruptible
 from tests.factories import AccountFactory, UserFactory, issue_key
+from tests.support.deep import SCRIPTS, deep_settings, farm_zone
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
+from tests.support.mx_farm import MxFarm
 
 # Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
 # runs each of them whole, so its stack starts once; every other test is scheduled on its own.
@@ -129,6 +131,23 @@ def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def dns_server() -> Iterator[DnsServer]:
     with DnsServer(zone=dict(BASE_ZONE)) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def farm() -> Iterator[MxFarm]:
+    """The MX farm of the deep-verification tests (tests/support/deep.py), started once."""
+    with MxFarm(SCRIPTS) as running:
+        yield running
+
+
+@pytest.fixture
+def deep_farm(settings: Any, farm: MxFarm, tmp_path: Path, _resolver_on_loopback: DnsServer) -> Iterator[MxFarm]:
+    """Deep mode on, pointed at the farm, its domains in DNS; no DATA or VRFY ever reaches it."""
+    deep_settings(settings, farm, tmp_path / "smtp-slots")
+    farm_zone(_resolver_on_loopback)
+    farm.reset()
+    yield farm
+    assert farm.stats.commands["DATA"] == 0 and farm.stats.commands["VRFY"] == 0
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,7 @@ every row of the verdict table, the fast rules first, the shared caches, the tim
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,27 +12,11 @@ import time_machine
 from django.urls import reverse
 
 from tests.conftest import Persona
-from tests.support.deep import SCRIPTS, deep_settings, farm_zone
-from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
 from verification.models import CatchAllAnswer, MailboxAnswer
 
-
-@pytest.fixture(scope="module")
-def farm() -> Iterator[MxFarm]:
-    with MxFarm(SCRIPTS) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def deep_on(settings: Any, farm: MxFarm, tmp_path: Path, _resolver_on_loopback: DnsServer) -> Iterator[None]:
-    deep_settings(settings, farm, tmp_path)
-    farm_zone(_resolver_on_loopback)
-    farm.reset()
-    yield
-    assert farm.stats.commands["DATA"] == 0
-    assert farm.stats.commands["VRFY"] == 0
+pytestmark = pytest.mark.usefixtures("deep_farm")
 
 
 def deep(persona: Persona, email: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Persona
-from tests.support.deep import SCRIPTS, deep_settings, farm_zone
+from tests.support.deep import farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
@@ -28,16 +28,8 @@ SLOW = "127.0.0.13"  # answers every command 50 ms late
 BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others
 
 
-@pytest.fixture(scope="module")
-def farm() -> Iterator[MxFarm]:
-    with MxFarm(SCRIPTS) as running:
-        yield running
-
-
 @pytest.fixture
-def zone(farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
-    farm.reset()
-    farm_zone(_resolver_on_loopback)
+def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
     return _resolver_on_loopback
 
 
@@ -100,9 +92,8 @@ def socks() -> Iterator[Socks5Server]:
 
 
 def test_every_session_goes_through_the_socks5_proxy(
-    owner: Persona, zone: DnsServer, farm: MxFarm, socks: Socks5Server, settings: Any, tmp_path: Path
+    owner: Persona, zone: DnsServer, farm: MxFarm, socks: Socks5Server, settings: Any
 ) -> None:
-    deep_settings(settings, farm, tmp_path)
     settings.VERIFIER_SMTP_PROXY = socks.url
     response = owner.post_json("/v1/verify", {"email": "alice@mailbox.deepfarm.net", "validation_mode": "deep"})
     assert response.json()["status"] == "valid"
@@ -110,9 +101,8 @@ def test_every_session_goes_through_the_socks5_proxy(
 
 
 def test_a_proxy_that_refuses_leaves_the_address_unreachable(
-    owner: Persona, zone: DnsServer, farm: MxFarm, settings: Any, tmp_path: Path
+    owner: Persona, zone: DnsServer, farm: MxFarm, settings: Any
 ) -> None:
-    deep_settings(settings, farm, tmp_path)
     with Socks5Server() as stopped:
         url = stopped.url
     settings.VERIFIER_SMTP_PROXY = url

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
-import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -68,8 +67,14 @@ class _Plan:
     catch_all: dict[str, bool]  # domain -> cached answer
 
 
+def is_asked_again(verdict: Verdict) -> bool:
+    """A bulk job asks greylisted (4xx) rows again later (docs/deep.md)."""
+    return verdict.sub_status is SubStatus.GREYLISTED
+
+
 def deep_verify_many(raw_emails: Sequence[str], *, seconds: float | None = None) -> list[Verdict]:
-    """Deep verdicts in input order. Writes the shared caches, nothing else."""
+    """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
+    the sessions may take (default: a single request's); a batch backs off longer after a 421."""
     emails = [normalise(raw) for raw in raw_emails]
     answers: dict[str, DomainAnswer] = {}
     lookup = domain_lookup()
@@ -83,7 +88,7 @@ def deep_verify_many(raw_emails: Sequence[str], *, seconds: float | None = None)
     if not candidates:
         return fast
     plan = _plan(candidates, answers)
-    findings = _ask(plan, seconds if seconds is not None else single_request_seconds())
+    findings = _ask(plan, seconds if seconds is not None else single_request_seconds(), single=seconds is None)
     _remember(plan, findings)
     by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
     return [by_email.get(v.email, v) for v in fast]
@@ -117,7 +122,7 @@ def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
     return _Plan(work, probes, known, catch_all)
 
 
-def _ask(plan: _Plan, seconds: float) -> Findings:
+def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
     if not plan.work:
         return Findings()
     prober = Prober(
@@ -125,10 +130,10 @@ def _ask(plan: _Plan, seconds: float) -> Findings:
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST),
-        backoff_tries=SINGLE_BACKOFF_TRIES,
     )
-    started = time.monotonic()
-    findings = asyncio.run(prober.ask(plan.work, max(0.1, seconds - (time.monotonic() - started))))
+    if single:
+        prober.backoff_tries = SINGLE_BACKOFF_TRIES
+    findings = asyncio.run(prober.ask(plan.work, seconds))
     metrics.smtp_sessions_counted(findings.sessions)
     return findings
 

@@ -33,10 +33,17 @@ class DeepModeDisabled(DomainError):
     message = "Deep validation is not available yet."
 
 
-def mode_require(mode: str) -> None:
-    """Raises DeepModeDisabled for `deep` while the operator has not turned it on."""
+VALIDATION_MODES = ("fast", "deep")
+
+
+def mode_require(mode: object) -> str:
+    """The validation mode, checked: invalid_request for anything but fast or deep, DeepModeDisabled
+    for `deep` while the operator has not turned it on. The API, the portal and bulk all come here."""
+    if mode not in VALIDATION_MODES:
+        raise DomainError(f"validation_mode: {mode!r} is not one of fast, deep.", "validation_mode")
     if mode == "deep" and not settings.VERIFIER_DEEP_MODE:
         raise DeepModeDisabled
+    return str(mode)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,15 +35,6 @@ class SubStatus(StrEnum):
     SMTP_UNREACHABLE = "smtp_unreachable"
 
 
-FAST_SUB_STATUSES = (
-    SubStatus.INVALID_SYNTAX,
-    SubStatus.NO_MX_RECORD,
-    SubStatus.DISPOSABLE,
-    SubStatus.ROLE_BASED,
-    SubStatus.DNS_TEMPORARY_FAILURE,
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Checks:
     syntax_valid: bool
