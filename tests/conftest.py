@@ -36,6 +36,7 @@ from tests.support.mx_farm import MxFarm
 ONE_WORKER_MODULES = frozenset(
     {
         "tests/jobs/test_e2e.py",
+        "tests/jobs/test_deep_e2e.py",
         "tests/jobs/test_s3.py",
         "tests/test_gunicorn.py",
         "tests/test_metrics_gunicorn.py",

@@ -55,12 +55,12 @@ class Stack:
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"}
 
-    def upload(self, content: bytes, callback_url: str) -> dict[str, Any]:
+    def upload(self, content: bytes, callback_url: str, **parts: str) -> dict[str, Any]:
         files = {"file": ("list.csv", content, "text/csv")}
         response = requests.post(
             f"{self.base_url}/v1/verify/bulk",
             files=files,
-            data={"callback_url": callback_url},
+            data={"callback_url": callback_url, **parts},
             headers=self.auth(),
             timeout=30,
         )
@@ -88,6 +88,13 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
+    yield from stack_running(tmp_path_factory, dns_server, migrated_sqlite)
+
+
+def stack_running(
+    tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path, **extra_env: str
+) -> Iterator[Stack]:
+    """runserver and a qcluster on a copy of the migrated SQLite file, `extra_env` on top of the module's."""
     tmp = tmp_path_factory.mktemp("e2e")
     port = free_port()
     env = {
@@ -105,6 +112,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migra
         "Q_TIMEOUT": "10",
         "Q_RETRY": "11",
         "LOG_LEVEL": "WARNING",
+        **extra_env,
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.pop("SITE_URL", None)
