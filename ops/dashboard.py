@@ -41,6 +41,7 @@ def machine_figures() -> dict[str, Any]:
             "percent": round(100 * unknown / verdicts, 1) if verdicts else 0,
         },
         "heartbeats": machine.heartbeats(),
+        "smtp": machine.smtp_sessions(),
         "day_ago": machine.day_ago(),
     }
 

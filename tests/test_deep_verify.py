@@ -3,12 +3,14 @@ every row of the verdict table, the fast rules first, the shared caches, the tim
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 import time_machine
+from django.test import Client
 from django.urls import reverse
 
 from tests.conftest import Persona
@@ -220,3 +222,24 @@ def test_portal_refuses_deep_when_it_is_off(owner: Persona, settings: Any) -> No
     settings.VERIFIER_DEEP_MODE = False
     page = logged_in(owner).post(reverse("verify"), {"email": "alice@mailbox.deepfarm.net", "validation_mode": "deep"})
     assert "data-validation-mode" not in page.content.decode()  # the field is not there: a fast check
+
+
+def test_staff_dashboard_counts_smtp_sessions_by_outcome_and_the_blocked_share(
+    owner: Persona, admin_client_: Client
+) -> None:
+    deep(owner, "alice@mailbox.deepfarm.net")  # completed
+    deep(owner, "alice@listed.deepfarm.net")  # blocked at the banner
+    deep(owner, "nobody@policy.deepfarm.net")  # a policy refusal at RCPT: blocked
+    deep(owner, "alice@alldead.deepfarm.net")  # nothing listens: an attempt, unreachable
+    page = admin_client_.get("/admin/dashboard/").content.decode()
+    found = dict(re.findall(r'data-figure="([^"]+)"[^>]*>(?:<th[^>]*>[^<]*</th><td>)?([^<]*)<', page))
+    assert found["smtp-completed"] == "1" and found["smtp-blocked"] == "2" and found["smtp-unreachable"] == "1"
+    assert found["smtp-blocked-share"] == "50.0%"
+
+
+def test_smtp_sessions_counter_for_prometheus(owner: Persona) -> None:
+    from prometheus_client import REGISTRY
+
+    before = REGISTRY.get_sample_value("verifier_smtp_sessions_total", {"outcome": "blocked"}) or 0
+    deep(owner, "alice@listed.deepfarm.net")
+    assert REGISTRY.get_sample_value("verifier_smtp_sessions_total", {"outcome": "blocked"}) == before + 1

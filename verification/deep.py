@@ -24,7 +24,7 @@ from verification.engine.mailboxes import Answer, Findings, HostSlots, Prober, p
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
-from verification.models import CatchAllAnswer, MailboxAnswer
+from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config
 
 # Rules 1-4 decided these: no session for them.
@@ -135,6 +135,7 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES
     findings = asyncio.run(prober.ask(plan.work, seconds))
     metrics.smtp_sessions_counted(findings.sessions)
+    SmtpSessionCount.objects.record(findings.sessions)
     return findings
 
 

@@ -6,7 +6,7 @@ from django import forms
 
 MODE_CHOICES = [
     ("fast", "Fast: syntax and DNS (1 credit)"),
-    ("deep", "Deep: also ask the mail server whether the mailbox exists (1 credit, up to ~25 s)"),
+    ("deep", "Deep: also ask the mail server whether the mailbox exists (1 credit; slower)"),
 ]
 
 
@@ -22,10 +22,13 @@ class VerifyForm(forms.Form):
         """`deep`: whether the operator turned deep mode on; only then is there a choice to make."""
         super().__init__(*args, **kwargs)
         if deep:
-            self.fields["validation_mode"] = forms.ChoiceField(
-                label="Mode", choices=MODE_CHOICES, initial="fast", widget=forms.RadioSelect
-            )
+            self.fields["validation_mode"] = mode_field()
 
     @property
     def mode(self) -> str:
         return str(self.cleaned_data.get("validation_mode") or "fast")
+
+
+def mode_field() -> forms.ChoiceField:
+    """The fast/deep choice of the verify and upload pages, offered only while deep mode is on."""
+    return forms.ChoiceField(label="Mode", choices=MODE_CHOICES, initial="fast", widget=forms.RadioSelect)

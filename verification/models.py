@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, models, transaction
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from lib import sql
@@ -257,3 +259,42 @@ class CatchAllAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.domain}: {'catch-all' if self.accepts_any else 'not catch-all'}"
+
+
+SMTP_SESSION_DAYS = 7
+
+
+class SmtpSessionCountQuerySet(models.QuerySet["SmtpSessionCount"]):
+    def record(self, outcomes: Iterable[str]) -> None:
+        """Count sessions by outcome in this minute's rows (every process adds to the same rows)."""
+        now = timezone.now()
+        minute = now.replace(second=0, microsecond=0)
+        for outcome, count in sorted(Counter(outcomes).items()):
+            row, _ = self.get_or_create(
+                minute=minute,
+                outcome=outcome,
+                defaults={"count": 0, "expires_at": minute + timedelta(days=SMTP_SESSION_DAYS)},
+            )
+            self.filter(pk=row.pk).update(count=F("count") + count)
+
+    def since(self, start: datetime) -> dict[str, int]:
+        rows = self.filter(minute__gte=start).values("outcome").annotate(total=Sum("count"))
+        return {row["outcome"]: row["total"] for row in rows}
+
+
+class SmtpSessionCount(models.Model):
+    """SMTP sessions of deep verification opened per minute, by outcome, for the staff dashboard
+    (a rising share of `blocked` means our sending IP is listed). Kept 7 days."""
+
+    minute = models.DateTimeField()
+    outcome = models.CharField(max_length=20)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    objects = SmtpSessionCountQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["minute", "outcome"], name="smtp_session_count_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.minute:%Y-%m-%d %H:%M} {self.outcome}: {self.count}"

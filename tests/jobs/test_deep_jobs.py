@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 from django_q.models import Schedule
 
 from jobs import tasks
@@ -15,6 +16,7 @@ from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
 from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
 from tests.support.mx_farm import MxFarm
+from tests.support.portal import logged_in
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid
@@ -124,3 +126,30 @@ def test_outsider_cannot_see_a_deep_job(owner: Persona, outsider: Persona, run_t
     with run_tasks():
         job_id = deep_upload(owner, ROWS[:1]).json()["id"]
     assert outsider.get(f"/v1/jobs/{job_id}").status_code == 404
+
+
+def test_portal_upload_offers_deep_only_when_it_is_on(owner: Persona, settings: Any) -> None:
+    page = logged_in(owner).get(reverse("job-new")).content.decode()
+    assert "data-mode-choice" in page and 'value="deep"' in page
+    settings.VERIFIER_DEEP_MODE = False
+    assert "data-mode-choice" not in logged_in(owner).get(reverse("job-new")).content.decode()
+
+
+def test_portal_deep_upload_runs_and_its_page_shows_mode_and_sub_statuses(owner: Persona, run_tasks: RunTasks) -> None:
+    client = logged_in(owner)
+    upload_file = SimpleUploadedFile("deep.csv", csv_of(ROWS[:5]), "text/csv")
+    with run_tasks():
+        response = client.post(reverse("job-new"), {"file": upload_file, "validation_mode": "deep"})
+    assert response.status_code == 302
+    job = Job.objects.get(account=owner.account)
+    assert job.validation_mode == "deep" and job.status == Job.Status.COMPLETED
+    page = client.get(reverse("job", args=[job.pk])).content.decode()
+    assert "Deep (SMTP) mode" in page
+    assert "No such mailbox" in page and "Catch-all domain" in page and "Blocked by the mail server" in page
+
+
+def test_fast_job_page_leaves_deep_sub_statuses_out(owner: Persona, run_tasks: RunTasks) -> None:
+    with run_tasks():
+        job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
+    page = logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
+    assert "Fast mode" in page and "No such mailbox" not in page

@@ -45,9 +45,11 @@ class Session:
 
     @property
     def outcome(self) -> str:
-        """One word for the metrics and the staff dashboard."""
+        """One word for the metrics and the staff dashboard: completed, blocked (a policy or
+        blocklist refusal at any step), unreachable, or backed_off (421, too many connections)."""
         if self.failure is None:
-            return "completed"
+            refused = any(meaning(reply) is Meaning.BLOCKED for reply in self.answers.values())
+            return "blocked" if refused else "completed"
         found = meaning(self.failure, recipient=False)
         return {Meaning.BLOCKED: "blocked", Meaning.TOO_MANY_CONNECTIONS: "backed_off"}.get(found, "unreachable")
 

@@ -35,6 +35,19 @@ class SubStatus(StrEnum):
     SMTP_UNREACHABLE = "smtp_unreachable"
 
 
+DEEP_SUB_STATUSES = frozenset(
+    {
+        SubStatus.CATCH_ALL,
+        SubStatus.MAILBOX_NOT_FOUND,
+        SubStatus.MAILBOX_DISABLED,
+        SubStatus.MAILBOX_FULL,
+        SubStatus.GREYLISTED,
+        SubStatus.SMTP_BLOCKED,
+        SubStatus.SMTP_UNREACHABLE,
+    }
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Checks:
     syntax_valid: bool
