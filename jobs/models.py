@@ -41,7 +41,9 @@ class Job(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_job_id, editable=False)
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
-    validation_mode = models.CharField(max_length=10, db_default="fast", help_text="fast, or deep (SMTP: docs/deep.md).")
+    validation_mode = models.CharField(
+        max_length=10, db_default="fast", help_text="fast, or deep (SMTP: docs/deep.md)."
+    )
     callback_url = models.URLField(max_length=2000, blank=True)
     input_name = models.CharField(max_length=255, help_text="Accepted addresses, in storage.")
     result_name = models.CharField(max_length=255, blank=True)

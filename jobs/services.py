@@ -178,7 +178,7 @@ def job_created(
     in its `with` block (the API's idempotent reply) commits with the job or not at all. If anything
     fails, the stored file is deleted: nothing is left behind.
     """
-    job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses))
+    job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses), mode=mode)
     name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
     try:
         with transaction.atomic():
@@ -206,9 +206,12 @@ SMALL_JOB_CHUNKS = 10
 MIN_CHUNK_SIZE = 25
 
 
-def chunk_size_for(total: int) -> int:
-    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it."""
-    return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
+def chunk_size_for(total: int, *, mode: str = "fast") -> int:
+    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it. A deep
+    chunk is at most BULK_DEEP_CHUNK_SIZE rows: it waits on mail servers, and a worker holding it
+    is one another customer's fast job cannot have (fair share, docs/deep.md)."""
+    size = min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
+    return min(size, settings.BULK_DEEP_CHUNK_SIZE) if mode == "deep" else size
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:

@@ -195,20 +195,26 @@ class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
         return {row.email: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
 
     def store_many(self, answers: dict[str, Answer]) -> None:
+        """One upsert for all (a bulk chunk stores hundreds); sorted, so writers lock in one order."""
         now = timezone.now()
-        for email, answer in sorted(answers.items()):
-            seconds = MAILBOX_ANSWER_SECONDS.get(answer.meaning)
-            if seconds and _storable(email):
-                self.update_or_create(
-                    email=email,
-                    defaults={
-                        "code": answer.reply.code,
-                        "text": answer.reply.text[:1000],
-                        "meaning": answer.meaning.value,
-                        "asked_at": now,
-                        "expires_at": now + timedelta(seconds=seconds),
-                    },
-                )
+        rows = [
+            MailboxAnswer(
+                email=email,
+                code=answer.reply.code,
+                text=answer.reply.text[:1000],
+                meaning=answer.meaning.value,
+                asked_at=now,
+                expires_at=now + timedelta(seconds=MAILBOX_ANSWER_SECONDS[answer.meaning]),
+            )
+            for email, answer in sorted(answers.items())
+            if answer.meaning in MAILBOX_ANSWER_SECONDS and _storable(email)
+        ]
+        MailboxAnswer._default_manager.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["email"],
+            update_fields=["code", "text", "meaning", "asked_at", "expires_at"],
+        )
 
 
 class MailboxAnswer(models.Model):
@@ -234,16 +240,17 @@ class CatchAllAnswerQuerySet(models.QuerySet["CatchAllAnswer"]):
         return {row.domain: row.accepts_any for row in rows}
 
     def store_many(self, answers: dict[str, bool]) -> None:
-        now = timezone.now()
-        for domain, accepts_any in sorted(answers.items()):
-            self.update_or_create(
-                domain=domain,
-                defaults={
-                    "accepts_any": accepts_any,
-                    "asked_at": now,
-                    "expires_at": now + timedelta(seconds=CATCH_ALL_SECONDS),
-                },
-            )
+        now, expires_at = timezone.now(), timezone.now() + timedelta(seconds=CATCH_ALL_SECONDS)
+        rows = [
+            CatchAllAnswer(domain=domain, accepts_any=accepts, asked_at=now, expires_at=expires_at)
+            for domain, accepts in sorted(answers.items())
+        ]
+        CatchAllAnswer._default_manager.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["domain"],
+            update_fields=["accepts_any", "asked_at", "expires_at"],
+        )
 
 
 class CatchAllAnswer(models.Model):
