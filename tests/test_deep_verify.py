@@ -243,3 +243,9 @@ def test_smtp_sessions_counter_for_prometheus(owner: Persona) -> None:
     before = REGISTRY.get_sample_value("verifier_smtp_sessions_total", {"outcome": "blocked"}) or 0
     deep(owner, "alice@listed.deepfarm.net")
     assert REGISTRY.get_sample_value("verifier_smtp_sessions_total", {"outcome": "blocked"}) == before + 1
+
+
+def test_portal_form_posted_without_a_mode_is_a_fast_check_as_before(owner: Persona, farm: MxFarm) -> None:
+    page = logged_in(owner).post(reverse("verify"), {"email": "alice@mailbox.deepfarm.net"}).content.decode()
+    assert "data-verdict-status>valid<" in page and "data-validation-mode" not in page
+    assert sum(farm.stats.sessions.values()) == 0

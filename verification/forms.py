@@ -31,4 +31,7 @@ class VerifyForm(forms.Form):
 
 def mode_field() -> forms.ChoiceField:
     """The fast/deep choice of the verify and upload pages, offered only while deep mode is on."""
-    return forms.ChoiceField(label="Mode", choices=MODE_CHOICES, initial="fast", widget=forms.RadioSelect)
+    # Not required: a form posted without it (an older page, a script) is a fast check, as before.
+    return forms.ChoiceField(
+        label="Mode", choices=MODE_CHOICES, initial="fast", required=False, widget=forms.RadioSelect
+    )
