@@ -20,7 +20,15 @@ from lib import metrics
 from lib.outbound import is_public
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.deep import catch_all_of, deep_verdict
-from verification.engine.mailboxes import Answer, Findings, HostSlots, Prober, probe_address
+from verification.engine.mailboxes import (
+    OUT_OF_TIME,
+    UNREACHABLE,
+    Answer,
+    Findings,
+    HostSlots,
+    Prober,
+    probe_address,
+)
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
@@ -133,7 +141,7 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
     )
     if single:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES
-    findings = asyncio.run(prober.ask(plan.work, seconds))
+    findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
     metrics.smtp_sessions_counted(findings.sessions)
     SmtpSessionCount.objects.record(findings.sessions)
     return findings

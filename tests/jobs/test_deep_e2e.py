@@ -31,11 +31,11 @@ def deep_stack(
         migrated_sqlite,
         VERIFIER_DEEP_MODE="1",
         VERIFIER_SMTP_PORT=str(farm.port),
-        VERIFIER_SMTP_TIMEOUT="2",
+        VERIFIER_SMTP_TIMEOUT="10",  # a loaded machine must not turn a slow answer into `unknown`
         VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS="1",
         VERIFIER_SMTP_LOCK_DIR=str(slots),
         VERIFIER_SMTP_GREYLIST_RETRY_SECONDS="1",
-        BULK_CHUNK_LEASE_SECONDS="8",
+        BULK_CHUNK_LEASE_SECONDS="20",  # a chunk's sessions get half of it
     )
 
 

@@ -65,8 +65,8 @@ def farm_zone(dns: DnsServer, domains: dict[str, list[str]] = DOMAINS) -> None:
             dns.set(host, HOST(address))
 
 
-# Per SMTP step: long enough for a loaded machine's TLS handshake; the tarpit tests shorten it.
-TIMEOUT = 2.0
+# Per SMTP step: long enough for a loaded machine (a load of 20 on 2 cores happens); the tarpit tests shorten it.
+TIMEOUT = 5.0
 
 
 def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:

@@ -49,6 +49,8 @@ class Answer:
 
 
 UNREACHABLE = Answer(Reply(0, "no MX host answered"), Meaning.UNREACHABLE)
+# A batch's own time ran out before the recipient's session did: ask again later (bulk).
+OUT_OF_TIME = Answer(Reply(0, "not asked before the batch's time ran out"), Meaning.TRY_AGAIN)
 NOT_PUBLIC = Answer(Reply(0, "every MX address is on a non-public network"), Meaning.UNREACHABLE)
 
 
@@ -106,9 +108,12 @@ class Prober:
     backoff_tries: int = _BACKOFF_TRIES  # a single request, which answers at once, tries fewer
     findings: Findings = field(default_factory=Findings)
 
-    async def ask(self, work: dict[str, tuple[tuple[str, ...], list[str]]], timeout: float) -> Findings:
+    async def ask(
+        self, work: dict[str, tuple[tuple[str, ...], list[str]]], timeout: float, unanswered: Answer = UNREACHABLE
+    ) -> Findings:
         """Ask about every recipient: `work` maps a domain to (its MX hosts in preference order,
-        its recipients). Whatever is unanswered after `timeout` seconds is UNREACHABLE."""
+        its recipients). Whatever is unanswered after `timeout` seconds gets `unanswered`: a single
+        request's limit means the MX was too slow (UNREACHABLE), a batch's is ours (OUT_OF_TIME)."""
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.gather(*(self._domain(hosts, rcpts) for hosts, rcpts in work.values()))
@@ -116,7 +121,7 @@ class Prober:
             pass
         for _hosts, recipients in work.values():
             for recipient in recipients:
-                self.findings.answers.setdefault(recipient, UNREACHABLE)
+                self.findings.answers.setdefault(recipient, unanswered)
         return self.findings
 
     async def _domain(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
