@@ -297,7 +297,7 @@ CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
 # Rows per chunk: one worker task, one credit reservation, one result part.
 BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
 # A deep job's chunks are at most this many rows (their SMTP sessions hold a worker: docs/deep.md).
-BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 50, minimum=1)
+BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 200, minimum=1)
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
