@@ -32,6 +32,7 @@ class UploadForm(forms.Form):
     )
     email_column = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
     confirm_partial = forms.BooleanField(required=False)
+    confirm_no_addresses = forms.BooleanField(required=False)
 
     def __init__(self, *args: Any, deep: bool = False, **kwargs: Any) -> None:
         """`deep`: whether the operator turned deep mode on; only then is there a mode to choose."""

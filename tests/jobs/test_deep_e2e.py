@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.conftest import Receiver
-from tests.jobs.test_e2e import Stack, result_rows, stack_running
+from tests.jobs.test_e2e import Stack, live_stack, result_rows
 from tests.support.deep import farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
@@ -25,8 +25,8 @@ def deep_stack(
     tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path, farm: MxFarm
 ) -> Iterator[Stack]:
     slots = tmp_path_factory.mktemp("smtp-slots")
-    yield from stack_running(
-        tmp_path_factory,
+    with live_stack(
+        tmp_path_factory.mktemp("e2e-deep"),
         dns_server,
         migrated_sqlite,
         VERIFIER_DEEP_MODE="1",
@@ -36,7 +36,8 @@ def deep_stack(
         VERIFIER_SMTP_LOCK_DIR=str(slots),
         VERIFIER_SMTP_GREYLIST_RETRY_SECONDS="1",
         BULK_CHUNK_LEASE_SECONDS="20",  # a chunk's sessions get half of it
-    )
+    ) as stack:
+        yield stack
 
 
 def rows_on(dns: DnsServer, domains: int, per_domain: int) -> list[str]:

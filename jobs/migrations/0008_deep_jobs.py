@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs', '0006_chunk_start_removed'),
+        ('jobs', '0007_deleted_job'),
     ]
 
     operations = [
