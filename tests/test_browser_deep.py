@@ -39,7 +39,7 @@ if CHROMIUM.exists() or IN_CI:
 
 
 def test_new_customer_verifies_deep_and_runs_a_deep_job(
-    page: Page,  # noqa: F811
+    page: Page,
     live_server: Any,
     settings: Any,
     tmp_path: Path,
