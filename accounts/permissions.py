@@ -50,7 +50,7 @@ PERMISSIONS: dict[Role, frozenset[Action]] = {
 # What a key of each scope may do, within its creator's role (docs/api.md, "Keys and scopes").
 SCOPES: dict[ApiKey.Scope, frozenset[Action]] = {
     ApiKey.Scope.FULL: frozenset({Action.USAGE, Action.VERIFY, Action.BULK, Action.JOBS_READ, Action.JOBS_DELETE}),
-    ApiKey.Scope.VERIFY: frozenset({Action.VERIFY, Action.BULK}),
+    ApiKey.Scope.VERIFY: frozenset({Action.VERIFY}),  # single (and batch) verification only: no bulk jobs
     ApiKey.Scope.READ: frozenset({Action.USAGE, Action.JOBS_READ}),
 }
 

@@ -78,6 +78,12 @@ UPLOAD_PARTS = {
         "type": "string",
         "description": "The address column: a header name (any case) or a 1-based number. Default: detected.",
     },
+    "validation_mode": {
+        "type": "string",
+        "enum": ["fast", "deep"],
+        "description": "`fast` (default) or `deep` (SMTP; refused with deep_mode_disabled unless the operator "
+        "turned deep mode on). One credit per address either way.",
+    },
 }
 
 # Room for the multipart boundaries, part headers and the callback_url field around the file.
@@ -119,8 +125,9 @@ class BulkSubmitApi(AccountAPIView):
         _refuse_obviously_too_large(request)
         upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
         email_column = request.POST.get("email_column")
+        mode = request.POST.get("validation_mode") or "fast"
         key = request.headers.get(IDEMPOTENCY_HEADER)
-        fingerprinted = _fingerprint(upload, callback_url, email_column)
+        fingerprinted = _fingerprint(upload, callback_url, email_column, mode)
         claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, mode=self.key.mode)
         if claim.replay is not None:
             return claim.replay
@@ -129,7 +136,8 @@ class BulkSubmitApi(AccountAPIView):
             upload=upload,
             callback_url=callback_url,
             email_column=email_column,
-            mode=self.key.mode,
+            validation_mode=mode,
+            key_mode=self.key.mode,
         )
         with claim, submitted as submission:
             body, headers = render_json(submission.receipt()), _receipt_headers(submission.job)
@@ -154,11 +162,13 @@ def _refuse_obviously_too_large(request: Request) -> None:
         raise file_too_large()
 
 
-def _fingerprint(upload: object, callback_url: str, email_column: str | None) -> str:
+def _fingerprint(upload: object, callback_url: str, email_column: str | None, mode: str) -> str:
     """The file's bytes, the callback URL and the email column, not the multipart body (its boundary is random)."""
     blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
     column = b"" if email_column is None else b"\0" + email_column.encode("utf-8", "surrogatepass")
-    return fingerprint(*blocks, b"\0" + callback_url.encode(), column)
+    # The default mode adds nothing, so a fast upload's fingerprint is what it was before deep mode.
+    mode_part = b"" if mode == "fast" else b"\0mode=" + mode.encode("utf-8", "surrogatepass")
+    return fingerprint(*blocks, b"\0" + callback_url.encode(), column, mode_part)
 
 
 class JobDetailApi(JobsAPIView):
@@ -265,6 +275,7 @@ class BulkPreviewApi(AccountAPIView):
             upload=request.FILES.get("file"),
             callback_url=request.POST.get("callback_url") or "",
             email_column=request.POST.get("email_column"),
+            validation_mode=request.POST.get("validation_mode") or "fast",
         )
         return Response(preview)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -32,7 +33,8 @@ PREVIEW_ROWS = 5
 @account_required(Action.BULK)
 @require_http_methods(["GET", "POST"])
 def job_new(request: HttpRequest, account: Account) -> HttpResponse:
-    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    deep = settings.VERIFIER_DEEP_MODE
+    form = UploadForm(request.POST, request.FILES, deep=deep) if request.method == "POST" else UploadForm(deep=deep)
     if form.is_bound and form.is_valid():
         try:
             job = _submit(account, form)
@@ -57,6 +59,7 @@ def _submit(account: Account, form: UploadForm) -> Job:
         email_column=data["email_column"] or None,
         partial_ok=data["confirm_partial"],
         no_addresses_ok=data["confirm_no_addresses"],
+        validation_mode=data.get("validation_mode") or "fast",
     ).job
 
 
@@ -64,7 +67,7 @@ def _submit(account: Account, form: UploadForm) -> Job:
 @require_POST
 def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
     """The upload page's preview card (htmx): what the file holds and what it would cost; nothing is kept."""
-    form = UploadForm(request.POST, request.FILES)
+    form = UploadForm(request.POST, request.FILES, deep=settings.VERIFIER_DEEP_MODE)
     form.is_valid()  # every field is optional: the checks are the service's
     data = form.cleaned_data
     context: dict[str, object] = {"account": account}
@@ -74,6 +77,7 @@ def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
             upload=data.get("file"),
             callback_url=data.get("callback_url", ""),
             email_column=data.get("email_column") or None,
+            validation_mode=data.get("validation_mode") or "fast",
         )
     except DomainError as refused:
         context["error"] = refused

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import time_machine
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from accounts.models import ApiKey
@@ -25,6 +26,14 @@ def test_a_verify_key_verifies_but_cannot_list_jobs(owner: Persona) -> None:
     use(owner, scope=ApiKey.Scope.VERIFY)
     assert owner.verify("jane@good.com").status_code == 200
     assert refused(owner.get("/v1/jobs")) == (403, "key_not_permitted")
+
+
+def test_a_verify_key_cannot_submit_a_bulk_job_and_nothing_is_made(owner: Persona) -> None:
+    use(owner, scope=ApiKey.Scope.VERIFY)
+    upload = SimpleUploadedFile("list.csv", b"email\njane@good.com\n", content_type="text/csv")
+    response = owner.client.post("/v1/verify/bulk", {"file": upload}, headers=owner.auth({}))
+    assert refused(response) == (403, "key_not_permitted")
+    assert not owner.account.jobs.exists()
 
 
 def test_a_read_key_cannot_verify_and_spends_nothing(owner: Persona) -> None:

@@ -24,7 +24,7 @@ from verification.services import verifications_charged
 
 VERIFY_ERRORS = {
     400: "invalid_request (malformed JSON, a missing or wrongly typed field, an email over 1,000 characters, "
-    "a bad Idempotency-Key) or deep_mode_disabled",
+    "a bad Idempotency-Key) or deep_mode_disabled (deep mode is off)",
     413: "request_too_large: a JSON body over 16 KB",
     422: "idempotency_key_reused",
 }
@@ -71,7 +71,10 @@ class VerifyApi(AccountAPIView):
             "Every 200 costs one credit, with one exception: while the service's own DNS resolver is broken "
             "(it fails for names that certainly exist, such as gmail.com), an NXDOMAIN or no-MX answer is not "
             "believed. The address is answered `unknown` / `dns_temporary_failure`, cached nowhere, and "
-            "costs nothing: the fault is the service's, not the address's. Ask again later."
+            "costs nothing: the fault is the service's, not the address's. Ask again later.\n\n"
+            "With `validation_mode: deep` (when the operator has turned it on) it also asks the domain's mail "
+            "server over SMTP whether the mailbox exists; such a request answers within 2 x the SMTP "
+            "step timeout + 5 s."
         ),
     )
     def post(self, request: Request) -> HttpResponse:

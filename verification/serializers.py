@@ -4,8 +4,8 @@ from rest_framework import serializers
 
 from api.exceptions import ApiError
 from lib.fields import StrictCharField
-from verification.engine import SubStatus
 from verification.engine.providers import PROVIDERS
+from verification.engine.verdict import SubStatus
 
 MAX_EMAIL_LENGTH = 1000
 MAX_BATCH = 100
@@ -37,10 +37,16 @@ class ChecksSerializer(serializers.Serializer):
     syntax_valid = serializers.BooleanField()
     domain_valid = serializers.BooleanField()
     mx_found = serializers.BooleanField()
-    smtp_valid = serializers.BooleanField(allow_null=True)
+    smtp_valid = serializers.BooleanField(
+        allow_null=True,
+        help_text="Deep mode: whether the mailbox exists; null in fast mode or when the server would not say.",
+    )
     is_disposable = serializers.BooleanField()
     is_role_based = serializers.BooleanField()
-    is_catch_all = serializers.BooleanField(allow_null=True)
+    is_catch_all = serializers.BooleanField(
+        allow_null=True,
+        help_text="Deep mode: whether the domain accepts mail for any address; null in fast mode or when unknown.",
+    )
     is_free_provider = serializers.BooleanField()
 
 
@@ -50,8 +56,8 @@ class VerificationResultSerializer(serializers.Serializer):
     sub_status = serializers.ChoiceField(
         choices=[sub.value for sub in SubStatus],
         allow_null=True,
-        help_text="The fast rules' (invalid_syntax … dns_temporary_failure), then deep mode's (mailbox_not_found … "
-        "smtp_unreachable: today only test keys' sandbox answers them).",
+        help_text="Deep mode adds catch_all, mailbox_not_found, mailbox_disabled, mailbox_full, greylisted, "
+        "smtp_blocked and smtp_unreachable.",
     )
     validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
     confidence = serializers.ChoiceField(choices=["high", "medium", "low"])

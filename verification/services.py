@@ -13,12 +13,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from accounts.models import Account
 from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
+from verification.deep import deep_verify_many
 from verification.engine import SubStatus, Verdict, verify_many
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
@@ -30,6 +32,19 @@ class DeepModeDisabled(DomainError):
     code = "deep_mode_disabled"
     param = "validation_mode"
     message = "Deep validation is not available yet."
+
+
+VALIDATION_MODES = ("fast", "deep")
+
+
+def mode_require(mode: object) -> str:
+    """The validation mode, checked: invalid_request for anything but fast or deep, DeepModeDisabled
+    for `deep` while the operator has not turned it on. The API, the portal and bulk all come here."""
+    if mode not in VALIDATION_MODES:
+        raise DomainError(f"validation_mode: {mode!r} is not one of fast, deep.", "validation_mode")
+    if mode == "deep" and not settings.VERIFIER_DEEP_MODE:
+        raise DeepModeDisabled
+    return str(mode)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +72,12 @@ def verifications_lookup(*, account: Account, emails: Collection[str], mode: str
     """
     found = {email: (verdict, True) for email in emails if (verdict := _cached(account, email, mode)) is not None}
     missing = [email for email in emails if email not in found]
-    fresh = verify_many(missing, domain_lookup()) if missing else []
+    fresh = _engine(missing, mode) if missing else []
     return found | {email: (verdict, False) for email, verdict in zip(missing, fresh, strict=True)}
+
+
+def _engine(emails: list[str], mode: str) -> list[Verdict]:
+    return deep_verify_many(emails) if mode == "deep" else verify_many(emails, domain_lookup())
 
 
 def _cached(account: Account, email: str, mode: str) -> Verdict | None:
@@ -89,8 +108,7 @@ def verifications_charged(
         with _sandboxed(emails, mode, started) as results:
             yield results
         return
-    if mode == "deep":
-        raise DeepModeDisabled
+    mode = mode_require(mode)
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
     credits_require(account=account, amount=len(distinct))
@@ -144,7 +162,7 @@ def verification_charged(
         yield results[0]
 
 
-def verification_run(*, account: Account, email: str, source: str = "api") -> Verification:
+def verification_run(*, account: Account, email: str, mode: str = "fast", source: str = "api") -> Verification:
     """`verification_charged` for a caller with nothing to write beside the charge (the portal)."""
-    with verification_charged(account=account, email=email, source=source) as result:
+    with verification_charged(account=account, email=email, mode=mode, source=source) as result:
         return result

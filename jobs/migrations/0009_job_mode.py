@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs', '0007_deleted_job'),
+        ('jobs', '0008_deep_jobs'),
     ]
 
     operations = [
