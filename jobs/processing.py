@@ -98,27 +98,35 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    if chunk.job.mode == Mode.TEST:
-        verdicts = sandbox_verdicts(emails)  # a test key's job: the sandbox asks no resolver
-    elif chunk.job.validation_mode == "deep":
-        verdicts = deep_verify_many(emails, seconds=settings.BULK_CHUNK_LEASE_SECONDS / 2) if emails else []
-        if chunk.retry_round < DEEP_RETRY_ROUNDS and any(is_asked_again(v) for v in verdicts):
-            chunk_defer(chunk=chunk)
-            return
-    else:
-        with answers_withheld() as withheld:
-            verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
-        if withheld or _failed_while_broken(verdicts, since=time.time()):
-            chunk_put_back(chunk=chunk)
-            metrics.verdicts_withheld(len(verdicts), source="bulk")
-            _waiting_for_resolver()
-            return
+    deep = chunk.job.validation_mode == "deep"
+    with answers_withheld() as withheld:
+        # a test key's job: the sandbox, which asks no resolver and no mail server
+        verdicts = sandbox_verdicts(emails) if chunk.job.mode == Mode.TEST else _verdicts(emails, deep=deep)
+    if withheld or _failed_while_broken(verdicts, since=time.time()):  # fast and deep chunks alike
+        chunk_put_back(chunk=chunk)
+        metrics.verdicts_withheld(len(verdicts), source="bulk")
+        _waiting_for_resolver()
+        return
+    live_deep = deep and chunk.job.mode == Mode.LIVE  # the sandbox answers the same when asked again
+    if live_deep and chunk.retry_round < DEEP_RETRY_ROUNDS and any(is_asked_again(v) for v in verdicts):
+        chunk_defer(chunk=chunk)
+        return
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
     job_complete_if_done(job_id=chunk.job_id)
+
+
+def _verdicts(emails: list[str], *, deep: bool) -> list[Verdict]:
+    """The chunk's verdicts; DNS through the strict, trust-checked lookup in both modes."""
+    if not emails:
+        return []
+    lookup = domain_lookup(strict=True)
+    if deep:
+        return deep_verify_many(emails, seconds=settings.BULK_CHUNK_LEASE_SECONDS / 2, lookup=lookup)
+    return verify_many(emails, with_second_chance(lookup))
 
 
 def chunk_defer(*, chunk: Chunk) -> bool:

@@ -19,6 +19,7 @@ from django.utils import timezone
 from lib import metrics
 from lib.outbound import is_public
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
+from verification.engine.core import DomainLookup
 from verification.engine.deep import catch_all_of, deep_verdict
 from verification.engine.mailboxes import (
     OUT_OF_TIME,
@@ -80,12 +81,15 @@ def is_asked_again(verdict: Verdict) -> bool:
     return verdict.sub_status is SubStatus.GREYLISTED
 
 
-def deep_verify_many(raw_emails: Sequence[str], *, seconds: float | None = None) -> list[Verdict]:
+def deep_verify_many(
+    raw_emails: Sequence[str], *, seconds: float | None = None, lookup: DomainLookup | None = None
+) -> list[Verdict]:
     """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
-    the sessions may take (default: a single request's); a batch backs off longer after a 421."""
+    the sessions may take (default: a single request's); a batch backs off longer after a 421.
+    `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one)."""
     emails = [normalise(raw) for raw in raw_emails]
     answers: dict[str, DomainAnswer] = {}
-    lookup = domain_lookup()
+    lookup = lookup or domain_lookup()
 
     def remembered(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
         answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session

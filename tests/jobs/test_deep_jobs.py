@@ -15,6 +15,8 @@ from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
 from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
+from tests.jobs.test_resolver_trust_bulk import a_minute_later
+from tests.support.dns_server import NXDOMAIN, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
 
@@ -153,3 +155,31 @@ def test_fast_job_page_leaves_deep_sub_statuses_out(owner: Persona, run_tasks: R
         job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
     page = logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
     assert "Fast mode" in page and "No such mailbox" not in page
+
+
+def test_a_deep_chunk_judged_as_the_resolver_breaks_is_put_back_and_judged_right_later(
+    owner: Persona, settings: Any, run_tasks: RunTasks, dns_server: DnsServer
+) -> None:
+    settings.BULK_CHUNK_SIZE = 2
+    rows = [
+        "alice@mailbox.deepfarm.net",
+        "nobody@mailbox.deepfarm.net",
+        "whoever@anything.deepfarm.net",
+        "x@nullmx.com",
+    ]
+    job_id = deep_upload(owner, rows).json()["id"]
+    first, second = Chunk.objects.filter(job_id=job_id).order_by("index")
+    tasks.run_chunk(first.pk)  # the resolver is fine: judged and charged
+    dns_server.everything = NXDOMAIN  # breaks while the finding "healthy" is still fresh
+    tasks.run_chunk(second.pk)
+    second.refresh_from_db()
+    # Put back as a fast chunk is, not asked again as if greylisted: no retry round spent.
+    assert (second.state, second.attempts, second.reserved, second.retry_round) == ("pending", 0, None, 0)
+    assert bulk_net(owner, job_id) == -2
+    dns_server.everything = None
+    with a_minute_later(), run_tasks():
+        tasks.resume_chunks()
+    body = job_body(owner, job_id)
+    progress = body["progress"]
+    assert (body["status"], progress["valid"], progress["invalid"], progress["risky"]) == ("completed", 1, 2, 1)
+    assert bulk_net(owner, job_id) == -4
