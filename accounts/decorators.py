@@ -7,14 +7,14 @@ from functools import wraps
 from typing import Concatenate
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.cache import never_cache
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.models import Account, account_for
 
-type AccountView[**P] = Callable[Concatenate[HttpRequest, Account, P], HttpResponse]
-type PortalView[**P] = Callable[Concatenate[HttpRequest, P], HttpResponse]
+type AccountView[**P] = Callable[Concatenate[HttpRequest, Account, P], HttpResponseBase]
+type PortalView[**P] = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
 
 
 def account_required[**P](view: AccountView[P]) -> PortalView[P]:
@@ -24,7 +24,7 @@ def account_required[**P](view: AccountView[P]) -> PortalView[P]:
     """
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return _to_login(request)
         account = account_for(request.user)

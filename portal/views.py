@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.db import IntegrityError, transaction
@@ -15,6 +16,7 @@ from accounts.models import Account
 from accounts.plans import SIGNUP_CREDITS
 from accounts.services import account_open
 from billing.models import LedgerEntry
+from billing.prices import price_list
 from billing.services import OPENING_NOTE, credits_grant
 from jobs.models import Job
 from lib.charts import bar_chart
@@ -23,7 +25,8 @@ CHART_DAYS = 30
 
 
 def landing(request: HttpRequest) -> HttpResponse:
-    return render(request, "portal/landing.html", {"signup_credits": SIGNUP_CREDITS})
+    context = {"signup_credits": SIGNUP_CREDITS, "contact_email": settings.BILLING_CONTACT_EMAIL, **price_list()}
+    return render(request, "portal/landing.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+
+from tests.support.db import committed_db
 
 BEFORE = [("accounts", "0006_plan_from_billing")]
 AFTER = [("accounts", "0007_plan_table_renamed")]
@@ -17,7 +18,7 @@ def _migrate(targets: list[tuple[str, str]]) -> MigrationExecutor:
     return MigrationExecutor(connection)
 
 
-@pytest.mark.django_db(transaction=True)
+@committed_db  # serialized rollback: a committed_db test run before it leaves the tables flushed, plans too
 def test_the_plan_table_rename_keeps_every_plan_and_the_accounts_on_them() -> None:
     old = _migrate(BEFORE).loader.project_state(BEFORE).apps
     User, Plan, Account = (

@@ -30,14 +30,14 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
         owner.verify("jane@good.com", **{"Idempotency-Key": "a"})  # valid: 24 h; good.com's MX: 60 s to 6 h
         owner.verify("x@nullmx.com")  # invalid: 1 h
         assert counts() == (2, 2, 1)
-        assert prune_expired() == {"CachedVerdict": 0, "DomainRecord": 0, "IdempotencyRecord": 0}
+        assert prune_expired() == {"CachedVerdict": 0, "DomainRecord": 0, "IdempotencyRecord": 0, "StripeEvent": 0}
         clock.shift(timedelta(hours=6, seconds=1))  # past the invalid verdict's hour and any domain TTL
-        assert prune_expired() == {"CachedVerdict": 1, "DomainRecord": 2, "IdempotencyRecord": 0}
+        assert prune_expired() == {"CachedVerdict": 1, "DomainRecord": 2, "IdempotencyRecord": 0, "StripeEvent": 0}
         owner.verify("fresh@good.com")  # live rows made now must survive the next prune
         clock.shift(timedelta(hours=18))
         pruned = prune_expired()
     # The first verdict (24 h) and the key (24 h) are gone; the fresh verdict is 18 h old and stays.
-    assert pruned == {"CachedVerdict": 1, "DomainRecord": 1, "IdempotencyRecord": 1}
+    assert pruned == {"CachedVerdict": 1, "DomainRecord": 1, "IdempotencyRecord": 1, "StripeEvent": 0}
     assert list(CachedVerdict.objects.values_list("email", flat=True)) == ["fresh@good.com"]
 
 
