@@ -1,6 +1,6 @@
 """The one error shape: {"error": {"code", "message", "param"}}, for every API error.
 
-Domain code raises `lib.errors.DomainError`s, free of HTTP; here each gets its status (CONTRACT section 2).
+Domain code raises `lib.errors.DomainError`s, free of HTTP; here each gets its status (docs/api.md, "Errors").
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 logger = logging.getLogger(__name__)
 
 
-# The HTTP status of each domain error code (CONTRACT section 2).
+# The HTTP status of each domain error code (docs/api.md, "Errors").
 DOMAIN_STATUS = {
     "invalid_request": 400,
     "invalid_file": 400,

@@ -1,6 +1,6 @@
 """Idempotency-Key handling, shared by every POST that takes the header.
 
-The key is looked at first, before any plan or credit check (CONTRACT section 4): the retry
+The key is looked at first, before any plan or credit check (docs/api.md, "The order of checks"): the retry
 of a request that spent the last credit replays, it is never refused with 402.
 
 A key is claimed by inserting a row (unique per account and key). A second request with the

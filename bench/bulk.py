@@ -128,8 +128,8 @@ def _one_job(
 
 
 def _stored(stack: Stack, job_id: str, settle: float = 15.0) -> dict[str, Any]:
-    """The job's files once the worker has tidied up (CONTRACT section 9): what is kept, and any
-    input or part file still there after `settle` seconds (there should be none)."""
+    """The job's files once the worker has tidied up (docs/api.md, "What is kept, and for how long"):
+    what is kept, and any input or part file still there after `settle` seconds (there should be none)."""
     folder = stack.tmp / "media" / "jobs" / job_id
     deadline = time.monotonic() + settle
     while True:

@@ -1,4 +1,4 @@
-"""How close `estimated_seconds` comes to a job's real time (CONTRACT section 8: within a factor of 3).
+"""How close `estimated_seconds` comes to a job's real time (docs/bulk.md: within a factor of 3).
 
     python -m bench.estimate [--rows 20000] [--runs 3] [--backend sqlite|postgres]
 

@@ -1,4 +1,4 @@
-"""Scenarios ``fairness`` and ``isolation``: many customers at once (CONTRACT section 9).
+"""Scenarios ``fairness`` and ``isolation``: many customers at once (docs/bulk.md, "Many customers at once").
 
 fairness: SQLite, one qcluster, the loopback DNS at 2 ms. Five accounts each upload a list of
 ``rows`` rows at once (each list its own shuffle, as different customers' lists would be);

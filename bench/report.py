@@ -88,7 +88,7 @@ def targets(results: list[Measurement]) -> list[Target]:
 
 
 def _weather(results: list[Measurement]) -> list[Target]:
-    """CONTRACT 10: with 2% loss or a 1,000/s cap, at most 0.1% of rows on good domains unknown."""
+    """README, DNS: with 2% loss or a 1,000/s cap, at most 0.1% of rows on good domains unknown."""
     out = []
     for case in ("2% packet loss", "1,000 answers/s cap"):
         found = _find(results, "weather", lambda m, case=case: m.case == case)

@@ -4,7 +4,7 @@ A bulk chunk's path through the engine (``verify_many`` over ``with_second_chanc
 2,000, the production resolver defaults: timeout 3 s, lifetime 9 s, concurrency 256) on 10,000
 rows over 5,000 good domains, against the loopback DNS server in a process of its own, once
 dropping 2% of queries at random and once answering at most 1,000 a second. Reports the share
-of rows that came back ``unknown`` (CONTRACT 10: at most 0.1%) and the time taken.
+of rows that came back ``unknown`` (README, DNS: at most 0.1%) and the time taken.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from billing.prices import dollars
+from lib.money import dollars
 
 if TYPE_CHECKING:
     from accounts.models import Account
@@ -41,7 +41,7 @@ class LedgerEntry(models.Model):
         RELEASE = "release", "Bulk release"
 
     # PROTECT: the ledger is a financial record. An account (or its owner) with entries cannot be
-    # deleted, from the admin or anywhere else; it is deactivated instead (billing/admin.py).
+    # deleted, from the admin or anywhere else; it is deactivated instead (accounts/admin.py).
     account = models.ForeignKey("accounts.Account", models.PROTECT, related_name="ledger_entries")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     # Signed: grants and releases add, spends and reservations subtract.

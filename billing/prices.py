@@ -12,12 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from accounts.models import Plan
-
-
-def dollars(cents: int, *, short: bool = False) -> str:
-    """An amount as a customer reads it: "$3,000.00", or "$3,000" when `short` and whole."""
-    whole, rest = divmod(cents, 100)
-    return f"${whole:,}" if short and not rest else f"${whole:,}.{rest:02d}"
+from lib.money import dollars
 
 
 @dataclass(frozen=True)

@@ -285,7 +285,8 @@ SPECTACULAR_SETTINGS = {
 # --- Verification engine ----------------------------------------------------------------
 VERIFIER_DNS_NAMESERVERS = envlist("VERIFIER_DNS_NAMESERVERS")
 VERIFIER_DNS_TIMEOUT = envfloat("VERIFIER_DNS_TIMEOUT", 3.0)
-# Three tries' worth: a lost packet is asked again rather than judged `unknown` (CONTRACT 10).
+# Three tries' worth: a lost packet is asked again rather than judged `unknown`
+# (README, "DNS" under "Verify one address").
 VERIFIER_DNS_LIFETIME = envfloat("VERIFIER_DNS_LIFETIME", 3 * VERIFIER_DNS_TIMEOUT)
 VERIFIER_DNS_CONCURRENCY = envint("VERIFIER_DNS_CONCURRENCY", 256, minimum=1)
 # A ceiling on queries a second (0: none, the client paces itself to the resolver's answers).

@@ -54,7 +54,7 @@ def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
 
 
 def callback_body(delivery: CallbackDelivery) -> CallbackBody:
-    """Spec section 6's fields, plus `risky`, `unknown` and `event_id` (the X-Service-Event-Id)."""
+    """The fields docs/bulk.md ("Callback") lists; `event_id` is the X-Service-Event-Id."""
     job, event = delivery.job, delivery.event
     return {
         "event": event,

@@ -18,7 +18,7 @@ from typing import IO
 
 from verification.engine.syntax import normalise
 
-# The contract's limits for one bulk file (CONTRACT.md section 5). The upload size is
+# The contract's limits for one bulk file (docs/bulk.md, "Upload"). The upload size is
 # the size of the file part itself, not of the multipart body around it.
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 MAX_ROWS = 100_000
@@ -26,7 +26,7 @@ MAX_ROWS = 100_000
 DELIMITERS = ",;\t"
 _SNIFF_LINES = 50
 _SNIFF_CHARS = 64 * 1024
-# The email column is found in the first rows (CONTRACT section 8).
+# The email column is found in the first rows (docs/bulk.md, "Upload").
 _DETECT_ROWS = 100
 # In order of preference: a file with both `E-Mail` and `email` columns means `email`.
 EMAIL_HEADERS = ("email", "e-mail", "email address", "email_address", "mail")
@@ -66,7 +66,7 @@ def read_addresses(stream: IO[bytes], *, max_rows: int = MAX_ROWS) -> list[str]:
 
 
 def read_list(stream: IO[bytes], *, email_column: str | None = None, max_rows: int = MAX_ROWS) -> AddressList:
-    """Read the whole upload (CONTRACT sections 5 and 8). Raises CsvFileError."""
+    """Read the whole upload (docs/bulk.md, "Upload"). Raises CsvFileError."""
     encoding = _encoding_from_bom(stream)
     # Anything that is not UTF-8 is read as Windows-1252: a second pass, from the start.
     fallbacks = ["cp1252"] if encoding == "utf-8" else []

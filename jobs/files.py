@@ -123,7 +123,7 @@ def result_assemble(job_id: str, part_names: Iterable[str]) -> str:
 
 
 def original_header(columns: Sequence[str]) -> list[str]:
-    """The customer's columns, then every result column prefixed `verifier_` (CONTRACT section 8)."""
+    """The customer's columns, then every result column prefixed `verifier_` (docs/bulk.md, "Filtered downloads")."""
     return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS)]
 
 

@@ -13,9 +13,9 @@ from verification.engine.providers import PROVIDERS
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
 
 
-# The job object's `breakdown` (CONTRACT section 8): processed rows by sub_status, then two flags.
+# The job object's `breakdown` (docs/bulk.md, "Poll"): processed rows by sub_status, then two flags.
 BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean")
-# And rows by mail_provider (CONTRACT section 10), stored in the same counter as "mail_provider.<name>".
+# And rows by mail_provider (README, `mail_provider`), stored in the same counter as "mail_provider.<name>".
 MAIL_PROVIDER_PREFIX = "mail_provider."
 
 

@@ -1,4 +1,5 @@
-"""A finished job's downloads (CONTRACT section 8): all rows or some statuses, verdict or original columns."""
+"""A finished job's downloads (docs/bulk.md, "Filtered downloads"): all rows or some statuses,
+verdict or original columns."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class JobNotFound(DomainError):
 def results_file(*, job: Job, statuses: Collection[str], columns: Columns) -> str:
     """The storage name of the download asked for; a filtered one is made at its first request."""
     if job.status == Job.Status.FAILED:
-        raise JobNotFound  # a failed job has no results (CONTRACT section 8)
+        raise JobNotFound  # a failed job has no results (docs/bulk.md)
     if job.status != Job.Status.COMPLETED:
         raise JobNotFinished
     if job.files_expired_at is not None:

@@ -1,4 +1,5 @@
-"""Fair share (CONTRACT section 9): which chunk a worker takes next, with the database as the scheduler.
+"""Fair share (docs/bulk.md, "Many customers at once"): which chunk a worker takes next, with the
+database as the scheduler.
 
 The django-q2 queue holds no chunk ids, only "run the next chunk" tasks. Whichever worker
 takes one asks the database whose turn it is: the account served least recently (one never

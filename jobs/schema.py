@@ -25,7 +25,7 @@ def document_result_download(result: dict[str, Any], **kwargs: Any) -> dict[str,
             "parameters": [{"name": "token", "in": "path", "required": True, "schema": {"type": "string"}}],
             "responses": {
                 "200": {
-                    "description": "The result file (CONTRACT section 5's columns).",
+                    "description": "The result file (its columns: docs/bulk.md, Download).",
                     "content": {"text/csv": {"schema": {"type": "string"}}},  # UTF-8 text
                 },
                 "404": {

@@ -25,7 +25,7 @@ class ProgressSerializer(serializers.Serializer):
 
 
 class CallbackBodySerializer(ProgressSerializer):
-    """What the completion callback POSTs (spec section 6, CONTRACT section 6): the progress counts and these."""
+    """What the completion callback POSTs (docs/bulk.md, "Callback"): the progress counts and these."""
 
     event = serializers.ChoiceField(choices=["bulk.completed", "bulk.failed"])
     job_id = serializers.CharField()

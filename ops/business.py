@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from accounts.models import Account
 from billing.models import LedgerEntry, Payment, StripeEvent
-from billing.prices import dollars
 from lib import sql
+from lib.money import dollars
 
 Kind = LedgerEntry.Kind
 SINGLE = Q(kind=Kind.SPEND)

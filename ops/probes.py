@@ -1,4 +1,4 @@
-"""Readiness checks (CONTRACT section 11): each answers "ok" or a short reason, and never raises.
+"""Readiness checks (README, "Operations"): each answers "ok" or a short reason, and never raises.
 
 A reason names the failure's kind (the exception's class), never its message: a driver's
 message may hold a host name, a user or a path, and /readyz answers anyone.

@@ -1,4 +1,4 @@
-"""CONTRACT.md section 2: one error shape on every path, and authentication / rate limits."""
+"""docs/api.md, "Errors": one error shape on every path, and authentication / rate limits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ops commands of CONTRACT.md section 3."""
+"""The ops commands (README, "Plans, keys, credits")."""
 
 from __future__ import annotations
 

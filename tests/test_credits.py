@@ -1,4 +1,4 @@
-"""CONTRACT.md section 3: the ledger and the balance, also under concurrency."""
+"""README, "Plans, keys, credits": the ledger and the balance, also under concurrency."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""/admin/dashboard/ (CONTRACT section 11): staff only, each figure from the data, few queries."""
+"""/admin/dashboard/ (README, "Operations"): staff only, each figure from the data, few queries."""
 
 from __future__ import annotations
 

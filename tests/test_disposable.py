@@ -1,4 +1,4 @@
-"""CONTRACT.md section 10: throwaway domains by name and by MX host; free providers never."""
+"""docs/lists.md: throwaway domains by name and by MX host; free providers never."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CONTRACT.md section 10: lost packets and rate-capped resolvers do not make `unknown`s."""
+"""README, DNS: lost packets and rate-capped resolvers do not make `unknown`s."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CONTRACT.md section 2: no input, however malformed, produces a 500 or a body outside the error shape.
+"""docs/api.md, "Errors": no input, however malformed, produces a 500 or a body outside the error shape.
 
 Hostile values (NUL, lone surrogates, invalid UTF-8, JSON nested thousands deep, over-long
 values) are thrown at every path, query and body field of every API endpoint, every portal

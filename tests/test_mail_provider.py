@@ -1,4 +1,4 @@
-"""CONTRACT.md section 10: mail_provider, from the MX hosts of the domain's answer."""
+"""README, `mail_provider`: mail_provider, from the MX hosts of the domain's answer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /metrics (CONTRACT section 11): only with METRICS_TOKEN, only to its bearer; counters move.
+"""GET /metrics (README, "Operations"): only with METRICS_TOKEN, only to its bearer; counters move.
 
 In one process here; tests/test_metrics_gunicorn.py scrapes several gunicorn workers at once.
 """

@@ -1,4 +1,4 @@
-"""GET /healthz and /readyz (CONTRACT section 11): each readiness check failing for real, in turn.
+"""GET /healthz and /readyz (README, "Operations"): each readiness check failing for real, in turn.
 
 The healthy-worker case needs a real qcluster: tests/test_metrics_gunicorn.py starts one.
 """

@@ -1,4 +1,5 @@
-"""Everything stored has a lifetime (CONTRACT section 9): the hourly prune and the orphan sweep."""
+"""Everything stored has a lifetime (docs/api.md, "What is kept, and for how long"): the hourly prune
+and the orphan sweep."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CONTRACT.md section 10: role local parts, separator-insensitive, in seven languages."""
+"""README and docs/lists.md: role local parts, separator-insensitive, in seven languages."""
 
 from __future__ import annotations
 

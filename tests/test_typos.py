@@ -1,4 +1,4 @@
-"""CONTRACT.md section 10: did_you_mean only for a clear typo of a popular provider."""
+"""README, `did_you_mean`: did_you_mean only for a clear typo of a popular provider."""
 
 from __future__ import annotations
 

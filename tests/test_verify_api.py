@@ -1,4 +1,5 @@
-"""CONTRACT.md sections 1, 2 and 4: credits, caching, idempotency, headers and errors of POST /v1/verify."""
+"""docs/api.md and README, "Verify one address": credits, caching, idempotency, headers and errors
+of POST /v1/verify."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CONTRACT.md section 4: the verdict table, row by row, through POST /v1/verify."""
+"""README, the verdict table: the verdict table, row by row, through POST /v1/verify."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ VALIDATION_MODES = ["fast", "deep"]
 class VerifyRequestSerializer(serializers.Serializer):
     """The body of POST /v1/verify, for the schema; `verify_request` applies the same rules."""
 
-    # Any string gets a verdict (CONTRACT 4), NUL characters included (verify_request takes them).
+    # Any string gets a verdict (README, "Verify one address"), NUL characters included (verify_request takes them).
     email = StrictCharField(max_length=MAX_EMAIL_LENGTH, allow_blank=True, trim_whitespace=False)
     validation_mode = serializers.ChoiceField(
         choices=VALIDATION_MODES,

@@ -1,4 +1,4 @@
-"""DELETE /v1/jobs/{id} and JOB_RETENTION_DAYS (CONTRACT section 8)."""
+"""DELETE /v1/jobs/{id} and JOB_RETENTION_DAYS (docs/bulk.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""estimated_seconds (CONTRACT sections 8 and 10): from the most recently completed jobs, weighted by rows,
+"""estimated_seconds (docs/bulk.md; README, DNS): from the most recently completed jobs, weighted by rows,
 and never less than a rate-capped resolver needs for the domains not cached."""
 
 from __future__ import annotations

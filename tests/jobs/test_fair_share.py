@@ -1,4 +1,5 @@
-"""Fair share (CONTRACT section 9): workers take chunks across accounts in turn, oldest job first within one."""
+"""Fair share (docs/bulk.md, "Many customers at once"): workers take chunks across accounts in turn,
+oldest job first within one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The portal's side of CONTRACT section 8: preview card, job page (title, partial, chart, downloads, delete), list."""
+"""The portal's side of docs/bulk.md: preview card, job page (title, partial, chart, downloads, delete), list."""
 
 from __future__ import annotations
 

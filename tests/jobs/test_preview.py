@@ -1,4 +1,4 @@
-"""POST /v1/verify/bulk/preview: free, no job, no file, no credit movement (CONTRACT section 8)."""
+"""POST /v1/verify/bulk/preview: free, no job, no file, no credit movement (docs/bulk.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CONTRACT section 8 through the API: the email column, the job's new fields, GET /v1/jobs/{id}/results."""
+"""docs/bulk.md through the API: the email column, the job's new fields, GET /v1/jobs/{id}/results."""
 
 from __future__ import annotations
 

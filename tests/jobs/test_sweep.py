@@ -1,4 +1,4 @@
-"""The hourly sweep of what uploads cut off by a crash leave behind (CONTRACT section 9)."""
+"""The hourly sweep of what uploads cut off by a crash leave behind (docs/api.md, "What is kept, and for how long")."""
 
 from __future__ import annotations
 

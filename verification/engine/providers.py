@@ -1,4 +1,4 @@
-"""Who runs a domain's mail, from the MX hosts of the answer already fetched (CONTRACT 10)."""
+"""Who runs a domain's mail, from the MX hosts of the answer already fetched (README, `mail_provider`)."""
 
 from __future__ import annotations
 

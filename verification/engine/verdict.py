@@ -1,4 +1,4 @@
-"""Verdicts: the rule table of CONTRACT.md section 4, first matching rule wins."""
+"""Verdicts: the rule table in the README ("Verify one address"), first matching rule wins."""
 
 from __future__ import annotations
 
