@@ -11,6 +11,7 @@ from django.test import Client
 
 from accounts.models import Account
 from billing.models import Customer, LedgerEntry
+from tests import test_browser
 from tests.conftest import Persona, make_persona
 from tests.support.localstripe import LocalStripe, running
 from tests.support.stripe_events import WEBHOOK_SECRET
@@ -56,3 +57,6 @@ def free_owner(db: None) -> Persona:
 def logged_in(persona: Persona) -> Client:
     persona.client.force_login(persona.account.owner)
     return persona.client
+
+
+page = test_browser.page  # the browser tests' Chromium page (live server, CSP violations fail the test)
