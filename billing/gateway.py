@@ -177,6 +177,11 @@ def subscription_end_at_period_end(*, subscription_id: str, end: bool) -> Stripe
     return client().v1.subscriptions.update(subscription_id, {"cancel_at_period_end": end}).to_dict()
 
 
+def subscription_cancel(*, subscription_id: str) -> None:
+    """End a subscription now (one whose first invoice was not paid)."""
+    client().v1.subscriptions.cancel(subscription_id)
+
+
 def _invoice(invoice: Any) -> StripeDict | None:
     if invoice is None:
         return None

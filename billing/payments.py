@@ -22,6 +22,7 @@ from lib.errors import DomainError
 
 log = logging.getLogger(__name__)
 RECHARGE_INTERVAL = timedelta(hours=1)
+DECLINED_PLAN = "The card was declined; the plan did not change."
 
 
 class NoCard(DomainError):
@@ -123,7 +124,11 @@ def _plan_switch(account: Account, plan_code: str) -> str:
         started = gateway.subscription_create(
             customer_id=customer.stripe_id, price=price, account_id=str(account.public_id)
         )
-        return _invoice_applied(customer, started["subscription"]["id"], started["invoice"], price)
+        subscription_id = str(started["subscription"]["id"])
+        if not _paid(started["invoice"]):
+            gateway.subscription_cancel(subscription_id=subscription_id)  # never a plan left unpaid at Stripe
+            raise PaymentFailed(DECLINED_PLAN)
+        return _invoice_applied(customer, subscription_id, started["invoice"], price)
     if price.code == current.code:
         return _resume(customer, price)
     if price.credits > current.credits:
@@ -162,11 +167,15 @@ def _pending(customer: Customer, code: str) -> None:
 def _invoice_applied(
     customer: Customer, subscription_id: str, invoice: gateway.StripeDict | None, price: prices.Price
 ) -> str:
+    if invoice is None or not _paid(invoice):
+        raise PaymentFailed(DECLINED_PLAN)
     Customer.objects.filter(pk=customer.pk).update(subscription_id=subscription_id)
-    if invoice is None or invoice.get("status") != "paid":
-        raise PaymentFailed("The card was declined; the plan did not change.")
     invoice_paid({**invoice, "subscription": subscription_id})
     return f"You are on {price.code.title()} now."
+
+
+def _paid(invoice: gateway.StripeDict | None) -> bool:
+    return invoice is not None and invoice.get("status") == "paid"
 
 
 def _with_card(account: Account) -> Customer:

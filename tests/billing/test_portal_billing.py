@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from billing.models import Payment
+from billing import payments
+from billing.models import Customer, Payment
 from tests.billing.conftest import balance_and_ledger, logged_in
 from tests.support.localstripe import CARD_DECLINED_ON_CHARGE, CARD_DECLINED_ON_SAVE, LocalStripe, confirm_card_setup
 from tests.support.stripe_events import event, signed
@@ -125,3 +127,45 @@ def test_an_outsider_never_sees_the_owners_payments(owner: Any, outsider: Any, s
     page = logged_in(outsider).get("/billing").content.decode()
     assert "No payments yet." in page
     assert "4242" not in page
+
+
+def test_a_downgrade_starts_the_cheaper_plan_when_the_paid_one_ends(free_owner: Any, stripe_live: LocalStripe) -> None:
+    client = logged_in(free_owner)
+    save_card(client, stripe_live)
+    client.post("/billing/plan", {"plan": "pro"})
+    client.post("/billing/plan", {"plan": "starter"})
+    customer = Customer.objects.get(account=free_owner.account)
+    assert customer.pending_plan == "starter"
+    ended = {"id": customer.subscription_id, "customer": customer.stripe_id, "current_period_end": int(time.time()) - 1}
+    body, header = signed(event("customer.subscription.deleted", ended))
+    Client().post("/webhooks/stripe", body, content_type="application/json", headers={"Stripe-Signature": header})
+    assert payments.periods_expire() == 1
+    free_owner.account.refresh_from_db()
+    customer.refresh_from_db()
+    assert (free_owner.account.plan.code, customer.subscription_plan, customer.pending_plan) == (
+        "starter",
+        "starter",
+        "",
+    )
+    assert customer.subscription_id not in ("", ended["id"])
+    assert balance_and_ledger(free_owner.account) == (1000 + 25_000 + 5_000,) * 2
+
+
+def test_a_declined_card_leaves_the_plan_as_it_was(free_owner: Any, stripe_live: LocalStripe) -> None:
+    client = logged_in(free_owner)
+    save_card(client, stripe_live, CARD_DECLINED_ON_CHARGE)
+    page = client.post("/billing/plan", {"plan": "starter"}, follow=True).content.decode()
+    assert "declined" in page
+    free_owner.account.refresh_from_db()
+    assert free_owner.account.plan.code == "free"
+    assert Customer.objects.get(account=free_owner.account).subscription_id == ""
+    assert balance_and_ledger(free_owner.account) == (1000, 1000)
+
+
+def test_a_card_saved_by_another_account_cannot_be_taken(owner: Any, outsider: Any, stripe_live: LocalStripe) -> None:
+    page = logged_in(outsider).get("/billing/card")
+    theirs = confirm_card_setup(stripe_live, SECRET.search(page.content.decode()).group(1))
+    logged_in(owner).get("/billing/card")  # the owner is a customer too
+    response = owner.client.post("/billing/card", {"setup_intent": theirs["id"]}, follow=True)
+    assert "The card was not saved" in response.content.decode()
+    assert Customer.objects.get(account=owner.account).card_payment_method == ""
