@@ -129,8 +129,13 @@ def _invoice_credits(lines: list[dict[str, Any]]) -> tuple[prices.Price | None, 
 
 
 def _line_plan(line: dict[str, Any]) -> prices.Price | None:
-    plan = line.get("plan") or (line.get("price") or {})
-    return prices.plan_for_stripe_plan(str(plan.get("id", ""))) if isinstance(plan, dict) else None
+    """The plan of an invoice line: `plan` (older API versions, localstripe), `price`, or, from API
+    version 2025-03-31 on, `pricing.price_details.price` (a plan's id is its price's id)."""
+    plan = (
+        line.get("plan") or line.get("price") or ((line.get("pricing") or {}).get("price_details") or {}).get("price")
+    )
+    plan_id = plan.get("id", "") if isinstance(plan, dict) else plan
+    return prices.plan_for_stripe_plan(str(plan_id or ""))
 
 
 def _plan_follow_invoice(customer: Customer, price: prices.Price, invoice: StripeDict, created: int) -> None:
@@ -138,7 +143,7 @@ def _plan_follow_invoice(customer: Customer, price: prices.Price, invoice: Strip
     newer = Payment.objects.filter(account=customer.account, kind=Payment.Kind.PLAN, stripe_created__gt=created)
     if newer.exists():
         return
-    customer.subscription_id = str(invoice.get("subscription") or customer.subscription_id)
+    customer.subscription_id = str(_invoice_subscription(invoice) or customer.subscription_id)
     customer.subscription_plan, customer.pending_plan = price.code, ""
     customer.period_end = _period_end(invoice)
     customer.save(update_fields=["subscription_id", "subscription_plan", "pending_plan", "period_end"])
@@ -152,7 +157,9 @@ def subscription_deleted(subscription: StripeDict) -> Applied:
         return Applied(Outcome.MISMATCHED, f"subscription {subscription.get('id')} is not an account's current one")
     # A downgrade to a cheaper paid plan waits for this: billing.payments.periods_expire starts it.
     pending = customer.pending_plan if prices.plan(customer.pending_plan) else FREE_PLAN
-    ends = _timestamp(subscription.get("current_period_end")) or timezone.now()
+    items = (subscription.get("items") or {}).get("data") or [{}]
+    # On the subscription before API version 2025-03-31, on its items from then on.
+    ends = _timestamp(subscription.get("current_period_end") or items[0].get("current_period_end")) or timezone.now()
     customer.subscription_id, customer.subscription_plan = "", ""
     customer.pending_plan, customer.period_end = pending, ends
     if pending == FREE_PLAN and ends <= timezone.now():
@@ -204,6 +211,12 @@ def _account(public_id: Any) -> Account | None:
         return Account.objects.filter(public_id=uuid.UUID(str(public_id))).first()
     except ValueError:
         return None
+
+
+def _invoice_subscription(invoice: StripeDict) -> str:
+    """The invoice's subscription: `subscription`, or from API version 2025-03-31 on under `parent`."""
+    parent = (invoice.get("parent") or {}).get("subscription_details") or {}
+    return str(invoice.get("subscription") or parent.get("subscription") or "")
 
 
 def _charge_receipt(intent: StripeDict) -> str:

@@ -89,7 +89,9 @@ def pack_buy(request: HttpRequest, account: Account, code: str) -> HttpResponse:
 
 def _buy(request: HttpRequest, account: Account, code: str) -> HttpResponse:
     try:
-        payment = payments.pack_buy(account=account, pack_code=code, key=request.POST.get("purchase_key", ""))
+        # One key per rendered form: a double click is one charge at Stripe, a later purchase a new one.
+        key = request.POST.get("purchase_key", "")[:64] or random_base62(16)
+        payment = payments.pack_buy(account=account, pack_code=code, key=key)
     except DomainError as error:
         messages.error(request, f"The payment failed: {error.message}")
         return redirect("billing")

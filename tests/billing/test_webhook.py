@@ -9,7 +9,7 @@ import pytest
 import time_machine
 from django.test import Client
 
-from billing.models import Payment, StripeEvent
+from billing.models import Customer, Payment, StripeEvent
 from billing.payments import periods_expire
 from tests.billing.conftest import balance_and_ledger, with_customer
 from tests.support.stripe_events import event, invoice, payment_intent, plan_line, signed
@@ -216,3 +216,28 @@ def test_event_records_are_pruned_after_90_days_and_a_late_redelivery_still_gran
     assert deliver(payload).status_code == 200
     assert balance_and_ledger(owner.account) == (11_000, 11_000)
     assert StripeEvent.objects.get().outcome == "already"
+
+
+def test_invoice_in_stripes_newer_shape_grants_as_well(owner: Any) -> None:
+    """API versions from 2025-03-31 name a line's price under `pricing` and the subscription under `parent`."""
+    with_customer(owner.account)
+    line = plan_line("pro", 9900)
+    del line["plan"]
+    line["pricing"] = {"type": "price_details", "price_details": {"price": "verifier-pro-9900-usd-month"}}
+    paid = invoice(customer="cus_test1", lines=[line])
+    del paid["subscription"]
+    paid["parent"] = {"type": "subscription_details", "subscription_details": {"subscription": "sub_new"}}
+    deliver(event("invoice.paid", paid))
+    owner.account.refresh_from_db()
+    assert (owner.account.plan.code, owner.account.credit_balance) == ("pro", 26_000)
+    assert Customer.objects.get(account=owner.account).subscription_id == "sub_new"
+
+
+def test_subscription_deleted_in_stripes_newer_shape_reads_the_period_end_from_its_item(owner: Any) -> None:
+    with_customer(owner.account)
+    ends = int(time.time()) + 3600
+    subscription = {"id": "sub_test1", "customer": "cus_test1", "items": {"data": [{"current_period_end": ends}]}}
+    deliver(event("customer.subscription.deleted", subscription))
+    assert Customer.objects.get(account=owner.account).pending_plan == "free"
+    owner.account.refresh_from_db()
+    assert owner.account.plan.code == "starter"
