@@ -48,7 +48,8 @@ def event_apply(event: StripeDict) -> StripeEvent:
         applied = _dispatch(event["type"], (event.get("data") or {}).get("object") or {})
         recorded.outcome, recorded.detail, recorded.account = applied.outcome, applied.detail[:255], applied.account
         recorded.save(update_fields=["outcome", "detail", "account"])
-    level = logging.WARNING if applied.outcome in (Outcome.MISMATCHED, Outcome.IGNORED) else logging.INFO
+    # A mismatch is what staff must look at; other types are expected when an endpoint sends every event.
+    level = logging.WARNING if applied.outcome == Outcome.MISMATCHED else logging.INFO
     log.log(level, "stripe event %s %s: %s %s", event["id"], event["type"], applied.outcome, applied.detail)
     return recorded
 
