@@ -18,6 +18,7 @@ from lib.errors import DomainError
 
 type StripeDict = dict[str, Any]
 log = logging.getLogger(__name__)
+DECLINED_PLAN = "The card was declined; the plan did not change."
 UNAVAILABLE = "The payment service could not do this just now; nothing was charged. Please try again."
 
 
@@ -161,16 +162,28 @@ def subscription_create(*, customer_id: str, price: Price, account_id: str) -> S
 
 def subscription_upgrade(*, subscription_id: str, customer_id: str, price: Price) -> StripeDict:
     """Move to a dearer plan at once: Stripe pro-rates the unused part of the old one and this
-    invoices the difference now. Returns the subscription and the paid invoice."""
+    invoices the difference now. Returns the subscription and the paid invoice. A declined
+    payment voids that invoice and puts the old plan back (raising PaymentFailed)."""
     api = client().v1
     subscription = api.subscriptions.retrieve(subscription_id).to_dict()
-    item_id = subscription["items"]["data"][0]["id"]
-    api.subscriptions.update(
-        subscription_id, {"items": [{"id": item_id, "plan": stripe_plan_ensure(price)}], "cancel_at_period_end": False}
-    )
+    item = subscription["items"]["data"][0]
+    _item_plan(subscription_id, item["id"], stripe_plan_ensure(price))
     invoice = api.invoices.create({"customer": customer_id, "subscription": subscription_id}).to_dict()
-    paid = api.invoices.pay(invoice["id"]).to_dict()
+    try:
+        paid = api.invoices.pay(invoice["id"]).to_dict()
+    except stripe.CardError:
+        paid = {"status": "open"}  # Stripe raises on a decline; localstripe leaves the invoice open
+    if paid.get("status") != "paid":
+        api.invoices.void_invoice(invoice["id"])
+        _item_plan(subscription_id, item["id"], item["plan"]["id"])
+        raise PaymentFailed(DECLINED_PLAN)
     return {"subscription": api.subscriptions.retrieve(subscription_id).to_dict(), "invoice": paid}
+
+
+def _item_plan(subscription_id: str, item_id: str, plan_id: str) -> None:
+    client().v1.subscriptions.update(
+        subscription_id, {"items": [{"id": item_id, "plan": plan_id}], "cancel_at_period_end": False}
+    )
 
 
 def subscription_end_at_period_end(*, subscription_id: str, end: bool) -> StripeDict:

@@ -22,7 +22,6 @@ from lib.errors import DomainError
 
 log = logging.getLogger(__name__)
 RECHARGE_INTERVAL = timedelta(hours=1)
-DECLINED_PLAN = "The card was declined; the plan did not change."
 
 
 class NoCard(DomainError):
@@ -127,7 +126,7 @@ def _plan_switch(account: Account, plan_code: str) -> str:
         subscription_id = str(started["subscription"]["id"])
         if not _paid(started["invoice"]):
             gateway.subscription_cancel(subscription_id=subscription_id)  # never a plan left unpaid at Stripe
-            raise PaymentFailed(DECLINED_PLAN)
+            raise PaymentFailed(gateway.DECLINED_PLAN)
         return _invoice_applied(customer, subscription_id, started["invoice"], price)
     if price.code == current.code:
         return _resume(customer, price)
@@ -168,7 +167,7 @@ def _invoice_applied(
     customer: Customer, subscription_id: str, invoice: gateway.StripeDict | None, price: prices.Price
 ) -> str:
     if invoice is None or not _paid(invoice):
-        raise PaymentFailed(DECLINED_PLAN)
+        raise PaymentFailed(gateway.DECLINED_PLAN)
     Customer.objects.filter(pk=customer.pk).update(subscription_id=subscription_id)
     invoice_paid({**invoice, "subscription": subscription_id})
     return f"You are on {price.code.title()} now."

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from billing import payments
+from billing import gateway, payments
 from billing.models import Customer, Payment
 from tests.billing.conftest import balance_and_ledger, logged_in
 from tests.support.localstripe import CARD_DECLINED_ON_CHARGE, CARD_DECLINED_ON_SAVE, LocalStripe, confirm_card_setup
@@ -169,3 +169,20 @@ def test_a_card_saved_by_another_account_cannot_be_taken(owner: Any, outsider: A
     response = owner.client.post("/billing/card", {"setup_intent": theirs["id"]}, follow=True)
     assert "The card was not saved" in response.content.decode()
     assert Customer.objects.get(account=owner.account).card_payment_method == ""
+
+
+def test_an_upgrade_with_a_declined_card_keeps_the_old_plan_here_and_at_stripe(
+    free_owner: Any, stripe_live: LocalStripe
+) -> None:
+    client = logged_in(free_owner)
+    save_card(client, stripe_live)
+    client.post("/billing/plan", {"plan": "starter"})
+    save_card(client, stripe_live, CARD_DECLINED_ON_CHARGE)  # the new default card
+    page = client.post("/billing/plan", {"plan": "pro"}, follow=True).content.decode()
+    assert "The card was declined; the plan did not change." in page
+    free_owner.account.refresh_from_db()
+    assert free_owner.account.plan.code == "starter"
+    assert balance_and_ledger(free_owner.account) == (6000, 6000)
+    customer = Customer.objects.get(account=free_owner.account)
+    at_stripe = gateway.client().v1.subscriptions.retrieve(customer.subscription_id).to_dict()
+    assert at_stripe["items"]["data"][0]["plan"]["id"] == "verifier-starter-2900-usd-month"
