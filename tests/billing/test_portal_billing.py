@@ -186,3 +186,13 @@ def test_an_upgrade_with_a_declined_card_keeps_the_old_plan_here_and_at_stripe(
     customer = Customer.objects.get(account=free_owner.account)
     at_stripe = gateway.client().v1.subscriptions.retrieve(customer.subscription_id).to_dict()
     assert at_stripe["items"]["data"][0]["plan"]["id"] == "verifier-starter-2900-usd-month"
+
+
+def test_only_a_stand_in_on_this_machine_is_spared_stripes_card_only_parameter(settings: Any) -> None:
+    from billing.gateway import api_is_stand_in
+
+    for base, stand_in in [("http://127.0.0.1:8420", True), ("http://localhost:8420", True), ("", False)]:
+        settings.STRIPE_API_BASE = base
+        assert api_is_stand_in() is stand_in
+    settings.STRIPE_API_BASE = "https://api.stripe.com"
+    assert not api_is_stand_in()
