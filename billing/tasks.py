@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from billing import payments, queue
+from billing import gateway, payments, queue
 
 
 def recharge_due() -> int:
     """Every minute: claim the accounts under their auto-recharge threshold and queue each charge."""
+    if not gateway.enabled():
+        return 0
     claimed = payments.recharges_due()
     for customer_id in claimed:
         queue.recharge(customer_id)
