@@ -1,6 +1,8 @@
 """The one module that talks to Stripe, through the official SDK. Objects come back as plain dicts.
 
-STRIPE_API_BASE points the SDK at localstripe in development and tests; nothing else differs.
+STRIPE_API_BASE points the SDK at localstripe in development and tests; nothing else differs. The
+SDK is imported on first use, not with this module: it takes the better part of a second, and the
+admin imports this module in every process (web, each worker) whether billing is on or not.
 """
 
 from __future__ import annotations
@@ -8,14 +10,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import stripe
 from django.conf import settings
 
 from billing.prices import Price
 from lib.errors import DomainError
+
+if TYPE_CHECKING:
+    import stripe
 
 type StripeDict = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -30,9 +35,21 @@ class PaymentFailed(DomainError):
     message = "The payment failed."
 
 
+class BadSignature(DomainError):
+    code = "invalid_signature"
+    message = "The Stripe-Signature header does not match this body."
+
+
+def sdk() -> ModuleType:
+    import stripe
+
+    return stripe
+
+
 @contextmanager
 def refusals() -> Iterator[None]:
     """Stripe's refusals as PaymentFailed, with Stripe's sentence for the customer where it has one."""
+    stripe = sdk()
     try:
         yield
     except stripe.CardError as error:
@@ -58,7 +75,7 @@ def dashboard_url(path: str) -> str:
 
 def client() -> stripe.StripeClient:
     base = settings.STRIPE_API_BASE
-    return stripe.StripeClient(
+    return sdk().StripeClient(
         settings.STRIPE_SECRET_KEY, base_addresses={"api": base} if base else None, max_network_retries=2
     )
 
@@ -112,6 +129,7 @@ def pack_charge(
         # Stripe turns on every payment method by default, and a confirmed intent would then ask for a
         # return_url; a saved card needs none. localstripe refuses the parameter (it has only cards).
         params["payment_method_types"] = ["card"]
+    stripe = sdk()
     try:
         return client().v1.payment_intents.create(params, {"idempotency_key": key}).to_dict()  # type: ignore[arg-type]
     except stripe.CardError as error:
@@ -143,7 +161,7 @@ def stripe_plan_ensure(price: Price) -> str:
     api = client().v1
     try:
         api.plans.retrieve(price.stripe_plan_id)
-    except stripe.InvalidRequestError:
+    except sdk().InvalidRequestError:
         product = api.products.create({"name": f"Email verification: {price.code}"})
         api.plans.create(
             {
@@ -182,7 +200,7 @@ def subscription_upgrade(*, subscription_id: str, customer_id: str, price: Price
     invoice = api.invoices.create({"customer": customer_id, "subscription": subscription_id}).to_dict()
     try:
         paid = api.invoices.pay(invoice["id"]).to_dict()
-    except stripe.CardError:
+    except sdk().CardError:
         paid = {"status": "open"}  # Stripe raises on a decline; localstripe leaves the invoice open
     if paid.get("status") != "paid":
         api.invoices.void_invoice(invoice["id"])
@@ -217,10 +235,13 @@ def _invoice(invoice: Any) -> StripeDict | None:
 def event_verified(*, payload: bytes, signature: str | None) -> StripeDict:
     """The event Stripe signed (`Stripe-Signature`, five minutes' tolerance), as a dict.
 
-    Raises stripe.SignatureVerificationError for a bad, missing or stale signature and
-    ValueError for a body that is not an event.
+    Raises BadSignature for a bad, missing or stale signature and ValueError for a body that is not an event.
     """
-    event = stripe.Webhook.construct_event(payload, signature, settings.STRIPE_WEBHOOK_SECRET, tolerance=300)
+    stripe = sdk()
+    try:
+        event = stripe.Webhook.construct_event(payload, signature, settings.STRIPE_WEBHOOK_SECRET, tolerance=300)
+    except stripe.SignatureVerificationError:
+        raise BadSignature from None
     data = event.to_dict()
     if not isinstance(data.get("id"), str) or not isinstance(data.get("type"), str):
         raise ValueError("not an event")

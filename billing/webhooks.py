@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import stripe
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -23,9 +22,9 @@ def stripe_webhook(request: HttpRequest) -> HttpResponse:
         return _refused("not_found", "Stripe billing is not configured here.", status=404)
     try:
         event = gateway.event_verified(payload=request.body, signature=request.headers.get("Stripe-Signature"))
-    except stripe.SignatureVerificationError:
+    except gateway.BadSignature as error:
         log.warning("stripe webhook: bad, missing or stale signature")
-        return _refused("invalid_signature", "The Stripe-Signature header does not match this body.")
+        return _refused(error.code, error.message)
     except ValueError:
         return _refused("invalid_request", "The body is not a Stripe event.")
     recorded = event_apply(event)
