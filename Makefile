@@ -3,6 +3,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# `make run` listens on loopback only (DEBUG is on); HOST=0.0.0.0 opens it to the network.
+HOST ?= 127.0.0.1
 # Django 6.1 needs Python 3.12+: take the first such interpreter on this machine.
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
 	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$c"; break; }; done)
@@ -27,7 +29,8 @@ migrate: install
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput -v0
 
-# Web on :$(PORT) and one django-q2 worker; Ctrl-C stops both. The links printed and handed
+# Web on $(HOST):$(PORT) and one django-q2 worker; Ctrl-C (SIGINT) stops both, also when a script
+# started `make run` in the background (manage.py then takes SIGINT back from being ignored). The links printed and handed
 # out (result downloads, callbacks' result_url) follow PORT unless SITE_URL is set.
 run: migrate
 	PORT=$(PORT) $(PY) manage.py demo_account
@@ -37,7 +40,7 @@ run: migrate
 	@export PORT=$(PORT) DEBUG=$${DEBUG:-1}; \
 	$(PY) manage.py qcluster & worker=$$!; \
 	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \
-	$(PY) manage.py runserver 0.0.0.0:$(PORT)
+	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # The default suite, on every core (pytest-xdist): all but the tests that start live processes
 # (e2e), drive Chromium (browser) or build a million rows (volume); `make test-all` runs those

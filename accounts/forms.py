@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.core.exceptions import ValidationError
 
 from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
@@ -72,3 +74,23 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
 
 class ApiKeyForm(forms.Form):
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
+
+
+class SiteUrlPasswordResetForm(PasswordResetForm):
+    """The mailed link is built from SITE_URL, never from the request's Host header, which any client
+    chooses (`Host: 127.0.0.1:1` made the link point at port 1)."""
+
+    def send_mail(
+        self,
+        subject_template_name: str,
+        email_template_name: str,
+        context: dict[str, Any],
+        from_email: str | None,
+        to_email: str,
+        html_email_template_name: str | None = None,
+    ) -> None:
+        site = urlsplit(settings.SITE_URL)
+        context = {**context, "domain": site.netloc, "site_name": site.netloc, "protocol": site.scheme}
+        super().send_mail(
+            subject_template_name, email_template_name, context, from_email, to_email, html_email_template_name
+        )

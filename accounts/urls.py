@@ -13,7 +13,7 @@ PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
     # (route, view, URL name, template)
     ("password/change", auth_views.PasswordChangeView, "password_change", "password_change"),
     ("password/change/done", auth_views.PasswordChangeDoneView, "password_change_done", "password_change_done"),
-    ("password/reset", auth_views.PasswordResetView, "password_reset", "password_reset"),
+    ("password/reset", views.PasswordResetView, "password_reset", "password_reset"),
     ("password/reset/sent", auth_views.PasswordResetDoneView, "password_reset_done", "password_reset_sent"),
     (
         "password/reset/<uidb64>/<token>",

@@ -11,8 +11,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.decorators import account_required
-from accounts.forms import ApiKeyForm, LoginForm
+from accounts.forms import ApiKeyForm, LoginForm, SiteUrlPasswordResetForm
 from accounts.models import SECRET_ROTATION_OVERLAP, Account, ApiKey
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    form_class = SiteUrlPasswordResetForm
 
 
 class LoginView(auth_views.LoginView):

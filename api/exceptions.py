@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import DisallowedHost
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -142,6 +143,16 @@ def reads_only[V: Callable[..., HttpResponseBase]](view: V) -> V:
 
 
 _READS = ("GET", "HEAD", "OPTIONS")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400 (a disallowed Host, too many fields and Django's other SuspiciousOperations): the
+    contract's JSON under /v1/, Django's plain page elsewhere. The message never echoes the input."""
+    if not request.path.startswith("/v1/"):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, DisallowedHost):
+        return json_error(400, "invalid_request", "The Host header names no site this service answers for.")
+    return json_error(400, "invalid_request", "The request is malformed.")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -13,6 +13,7 @@ import csv
 import io
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -139,10 +140,19 @@ def _stored(stack: Stack, job_id: str, settle: float = 15.0) -> dict[str, Any]:
             break
         time.sleep(0.2)
     return {
-        "stored_mb": sum(path.stat().st_size for path in files) / 1e6,
+        "stored_mb": sum(_size(path) for path in files) / 1e6,
         "stored_files": sorted(str(path.relative_to(folder)).split("-")[0] for path in files),
         "leftover_files": len(leftovers),
     }
+
+
+def _size(path: Path) -> int:
+    """0 for a file deleted since it was listed: on a loaded machine the worker may still be tidying up
+    (the customer's-columns assembly deletes the parts) when `settle` runs out."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _wait(stack: Stack, account: Account, receiver: Receiver, job_id: str) -> Any:

@@ -32,21 +32,21 @@ def credits_spend(*, account: Account, amount: int = 1, reference: str = "") -> 
     return _move(account, -amount, LedgerEntry.Kind.SPEND, reference)
 
 
-def credits_reserve(*, account: Account, wanted: int, reference: str) -> tuple[int, int]:
+def credits_reserve(*, account: Account, wanted: int, reference: str, note: str = "") -> tuple[int, int]:
     """Hold up to `wanted` credits (fewer if the balance is lower). Returns (held, balance)."""
     with transaction.atomic():
         balance = Account.objects.select_for_update().values_list("credit_balance", flat=True).get(pk=account.pk)
         held = min(wanted, balance)
         if held <= 0:
             return 0, balance
-        return held, _move(account, -held, LedgerEntry.Kind.RESERVATION, reference)
+        return held, _move(account, -held, LedgerEntry.Kind.RESERVATION, reference, note)
 
 
-def credits_release(*, account: Account, amount: int, reference: str) -> int:
+def credits_release(*, account: Account, amount: int, reference: str, note: str = "") -> int:
     """Give back the unused part of a reservation."""
     if amount <= 0:
         return current_balance(account)
-    return _move(account, amount, LedgerEntry.Kind.RELEASE, reference)
+    return _move(account, amount, LedgerEntry.Kind.RELEASE, reference, note)
 
 
 def credits_grant(*, account: Account, amount: int, note: str = "", reference: str = "") -> int:

@@ -50,4 +50,5 @@ urlpatterns = [
     path("", include("jobs.portal_urls")),
 ]
 
+handler400 = "api.exceptions.bad_request"
 handler500 = "api.exceptions.server_error"

@@ -39,7 +39,8 @@ from lib.errors import DomainError
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 
 UPLOAD_ERRORS = {
-    400: "invalid_file, invalid_callback_url or invalid_request (a bad Idempotency-Key)",
+    400: "invalid_file (also a row of more than 1,000 columns), invalid_callback_url or invalid_request "
+    "(a bad Idempotency-Key)",
     413: "file_too_large: over 25 MB",
     422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
 }

@@ -7,6 +7,7 @@ are django-q2 schedules (a worker never sleeps waiting for one).
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import timedelta
 from typing import TypedDict
@@ -20,6 +21,8 @@ from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from lib import metrics, outbound
 from lib.jsonbody import render_json
 from lib.signing import signature_header
+
+logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6  # the first try and 5 retries
 
@@ -125,6 +128,9 @@ def _send(delivery: CallbackDelivery) -> tuple[outbound.Outcome, bool]:
         return outbound.post(delivery.url, body, headers), False
     except outbound.UnsafeUrl as refused:
         return outbound.Outcome(None, f"Refused: {refused}"[:255], 0), True
+    except Exception as exc:  # whatever else goes wrong is a failed attempt, recorded and retried, never lost
+        logger.exception("callback %s: attempt crashed", delivery.event_id)
+        return outbound.Outcome(None, f"{type(exc).__name__}: {exc}"[:255], 0), False
 
 
 def _after_attempt(delivery: CallbackDelivery, number: int, ok: bool, permanent: bool) -> None:

@@ -22,6 +22,9 @@ from verification.engine.syntax import normalise
 # the size of the file part itself, not of the multipart body around it.
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 MAX_ROWS = 100_000
+# Wider rows are refused: the header is stored with the job, and a million-column one made every
+# read of the job slow (jobs/models.py keeps it out of the default queries too).
+MAX_COLUMNS = 1_000
 
 DELIMITERS = ",;\t"
 _SNIFF_LINES = 50
@@ -122,12 +125,16 @@ class _Lines:
 
 
 class _Line:
-    """A csv.writer target that keeps the one line just written."""
+    """A csv.writer target that keeps the one row just written, without its line ending.
+
+    The writer ends rows with CRLF and this drops it: with no line terminator the writer would not
+    quote a cell holding a line break (a CRM export's notes), and the row could not be read back.
+    """
 
     value = ""
 
     def write(self, text: str) -> int:
-        self.value = text
+        self.value = text.removesuffix("\r\n")
         return len(text)
 
 
@@ -141,7 +148,7 @@ class _Reader:
     def __init__(self, email_column: str | None, max_rows: int) -> None:
         self.wanted, self.max_rows = email_column, max_rows
         self.line = _Line()
-        self.writer = csv.writer(self.line, lineterminator="")
+        self.writer = csv.writer(self.line, lineterminator="\r\n")
 
     def read(self, lines: _Lines) -> AddressList:
         sample = list(itertools.islice(lines, _SNIFF_LINES))
@@ -185,6 +192,8 @@ def _filled_rows(reader: Iterator[list[str]], lines: _Lines, delimiter: str) -> 
     separate its cells): copying it is much cheaper than writing the cells again."""
     seen = lines.count
     for row in reader:
+        if len(row) > MAX_COLUMNS:
+            raise CsvFileError("invalid_file", f"The file has more than {MAX_COLUMNS:,} columns.")
         consumed, seen = lines.count - seen, lines.count
         if "".join(row).strip():
             yield row, lines.last.rstrip("\r\n") if consumed == 1 and delimiter == "," else None

@@ -28,3 +28,4 @@ class UploadForm(forms.Form):
     )
     email_column = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
     confirm_partial = forms.BooleanField(required=False)
+    confirm_no_addresses = forms.BooleanField(required=False)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from django.db import models
 from django.utils import timezone
@@ -29,6 +30,12 @@ def is_job_id(value: str) -> bool:
 
 def new_event_id() -> str:
     return "evt_" + random_base62(24)
+
+
+class JobManager(models.Manager["Job"]):
+    def get_queryset(self) -> models.QuerySet[Job]:
+        # The upload's header (up to 1,000 names) is read only to write the customer's-columns file.
+        return super().get_queryset().defer("columns")
 
 
 class Job(models.Model):
@@ -64,6 +71,8 @@ class Job(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
 
+    objects = JobManager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -97,6 +106,22 @@ class Job(models.Model):
         return self.total - self.processed
 
     @property
+    def took(self) -> str:
+        """How long it ran, from its start to its end ("" until it has ended): "4 s", "2 min 5 s", "1 h 3 min"."""
+        if self.started_at is None or self.completed_at is None:
+            return ""
+        seconds = max(0, round((self.completed_at - self.started_at).total_seconds()))
+        if seconds < 60:
+            return f"{seconds} s"
+        if seconds < 3600:
+            return f"{seconds // 60} min {seconds % 60} s"
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+    def rows_with(self, statuses: str) -> int:
+        """Processed rows of these comma-separated statuses (all of them for "")."""
+        return sum(getattr(self, status) for status in statuses.split(",")) if statuses else self.processed
+
+    @property
     def breakdown_counts(self) -> dict[str, int]:
         """Every key of the contract's breakdown, zero when none."""
         return {key: int(self.breakdown.get(key, 0)) for key in BREAKDOWN_KEYS}
@@ -105,6 +130,21 @@ class Job(models.Model):
     def mail_provider_counts(self) -> dict[str, int]:
         """Processed rows by mail_provider: every provider, zero when none (rows of no known one are not counted)."""
         return {name: int(self.breakdown.get(MAIL_PROVIDER_PREFIX + name, 0)) for name in PROVIDERS}
+
+
+class DeletedJob(models.Model):
+    """What is left of a job its owner deleted, so its old links can say so, and when (then pruned)."""
+
+    KEPT = timedelta(days=90)
+
+    id = models.CharField(primary_key=True, max_length=32, editable=False)
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="deleted_jobs")
+    filename = models.CharField(max_length=255, null=True, blank=True)
+    deleted_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.id} (deleted)"
 
 
 class Chunk(models.Model):
@@ -143,6 +183,11 @@ class Chunk(models.Model):
     @property
     def reference(self) -> str:
         return f"{self.job_id}:chunk:{self.index}"
+
+    def ledger_note(self, filename: str | None) -> str:
+        """What the customer's ledger says of this chunk's credits: the file and the job, not `reference`."""
+        name = filename or "Bulk job"
+        return f"{name[:150]} (job {self.job_id}, part {self.index + 1})"
 
 
 class CallbackDelivery(models.Model):

@@ -26,13 +26,13 @@ from accounts.models import Account
 from billing.services import credits_release, credits_reserve
 from jobs import files, queue, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
-from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
+from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, DeletedJob, Job
 from jobs.results import JobNotFound
 from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
-from verification.engine import Status, Verdict, verify_many
+from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
-from verification.resolver import domain_lookup
+from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +49,12 @@ def chunk_run_next(*, budget: float) -> int:
     rather than one task a chunk: a round trip through the queue between chunks would leave the
     worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
     it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
-    between.
+    between. While the resolver is broken it claims nothing: bulk work waits (`chunks_resume`).
     """
     deadline, ran = time.monotonic() + budget, 0
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
+        if _waiting_for_resolver():
+            return ran
         chunk = _claim_next()
         if chunk is None:
             return ran  # nothing waiting, or every pick taken by other workers, which go on
@@ -75,6 +77,8 @@ def _claim_next() -> Chunk | None:
 
 def chunk_run(*, chunk_id: int) -> None:
     """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
+    if _waiting_for_resolver():
+        return
     chunk = chunk_claim(chunk_id=chunk_id)
     if chunk is not None:
         _process(chunk)
@@ -90,13 +94,52 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    verdicts = verify_many(emails, with_second_chance(domain_lookup())) if emails else []
+    with answers_withheld() as withheld:
+        verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
+    if withheld or _failed_while_broken(verdicts, since=time.time()):
+        chunk_put_back(chunk=chunk)
+        metrics.verdicts_withheld(len(verdicts), source="bulk")
+        _waiting_for_resolver()
+        return
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
     job_complete_if_done(job_id=chunk.job_id)
+
+
+def _failed_while_broken(verdicts: Sequence[Verdict], *, since: float) -> bool:
+    """A row left `unknown` by DNS (nothing answered, or REFUSED) while the resolver was broken, by a
+    check begun after the chunk's answers came."""
+    failed = any(verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE for verdict in verdicts)
+    return failed and resolver_broken(since=since)
+
+
+def _waiting_for_resolver() -> bool:
+    """True while the resolver is broken; bulk work then goes on by itself once it recovers."""
+    if not resolver_broken():
+        return False
+    queue.chunk_work_resumed(when=timezone.now() + timedelta(seconds=settings.VERIFIER_DNS_CANARY_SECONDS))
+    return True
+
+
+def chunks_resume() -> None:
+    """Bulk work stopped for a broken resolver goes on, as many chunks at once as a new job's."""
+    if not _waiting_for_resolver():
+        scheduling.work_enqueue(settings.BULK_PARALLEL_CHUNKS)
+
+
+def chunk_put_back(*, chunk: Chunk) -> bool:
+    """A chunk judged by a broken resolver waits again as if never claimed: its verdicts are dropped,
+    its credits released, its attempt not counted (a broken resolver is no crash)."""
+    with transaction.atomic():
+        won = Chunk.objects.filter(pk=chunk.pk, state=Chunk.State.RUNNING, attempts=chunk.attempts).update(
+            state=Chunk.State.PENDING, attempts=F("attempts") - 1, lease_expires_at=None, reserved=None
+        )
+        if won:
+            _chunk_release(chunk, chunk.reserved or 0, chunk.job.account, chunk.job.filename)
+    return bool(won)
 
 
 def chunk_claim(*, chunk_id: int) -> Chunk | None:
@@ -130,7 +173,8 @@ def _reserve(chunk: Chunk) -> None:
     """Hold credits for the chunk's rows; fewer than its rows makes the job partial."""
     job = chunk.job
     wanted = 0 if job.partial else chunk.size
-    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference)
+    note = chunk.ledger_note(job.filename)
+    held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference, note=note)
     chunk.reserved = held
     chunk.save(update_fields=["reserved"])
     if held < chunk.size:
@@ -156,7 +200,7 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
         unused = (chunk.reserved or 0) - len(verdicts)
-        credits_release(account=chunk.job.account, amount=unused, reference=chunk.reference)
+        _chunk_release(chunk, unused, chunk.job.account, chunk.job.filename)
     return True
 
 
@@ -205,7 +249,7 @@ def job_fail(*, job_id: str, reason: str) -> bool:
         if not won:
             return False
         job = Job.objects.select_related("account").get(pk=job_id)
-        _release(job.account, unfinished)
+        _release(job.account, unfinished, job.filename)
         Chunk.objects.filter(pk__in=[chunk.pk for chunk in unfinished]).update(
             state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0
         )
@@ -219,14 +263,19 @@ def job_delete(*, account: Account, job_id: str) -> None:
     The ledger keeps its entries (they name the job in `reference`, not by a foreign key). A
     worker on one of its chunks at this moment loses its finishing UPDATE and charges nothing.
     """
-    if not Job.objects.filter(pk=job_id, account=account).exists():
+    job = Job.objects.filter(pk=job_id, account=account).only("filename").first()
+    if job is None:
         raise JobNotFound
     with transaction.atomic():
         unfinished = _lock_unfinished(job_id)
         deleted, _ = Job.objects.filter(pk=job_id, account=account).delete()  # its chunks and callbacks too
         if not deleted:
             raise JobNotFound
-        _release(account, unfinished)
+        _release(account, unfinished, job.filename)
+        now = timezone.now()
+        DeletedJob.objects.create(
+            id=job_id, account=account, filename=job.filename, deleted_at=now, expires_at=now + DeletedJob.KEPT
+        )
     files.job_files_delete(job_id)
 
 
@@ -235,10 +284,14 @@ def _lock_unfinished(job_id: str) -> list[Chunk]:
     return list(Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).select_for_update())
 
 
-def _release(account: Account, chunks: list[Chunk]) -> None:
+def _release(account: Account, chunks: list[Chunk], filename: str | None) -> None:
     """Give back what these chunks hold (a chunk's reservation covers rows it never finished)."""
     for chunk in chunks:
-        credits_release(account=account, amount=chunk.reserved or 0, reference=chunk.reference)
+        _chunk_release(chunk, chunk.reserved or 0, account, filename)
+
+
+def _chunk_release(chunk: Chunk, amount: int, account: Account, filename: str | None) -> None:
+    credits_release(account=account, amount=amount, reference=chunk.reference, note=chunk.ledger_note(filename))
 
 
 def job_cancel(*, job_id: str) -> bool:

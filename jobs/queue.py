@@ -22,6 +22,7 @@ RUN_NEXT_CHUNK = f"{TASKS}.run_next_chunk"
 COMPLETE_JOB = f"{TASKS}.complete_job"
 ASSEMBLE_ORIGINAL = f"{TASKS}.assemble_original"
 DELIVER_CALLBACK = f"{TASKS}.deliver_callback"
+RESUME_CHUNKS = f"{TASKS}.resume_chunks"
 RUN_CHUNK = f"{TASKS}.run_chunk"  # one given chunk: queued by nothing now, kept for tasks already queued
 
 # Kept in the database by `jobs/apps.py` at every migrate.
@@ -36,6 +37,16 @@ def chunk_work(count: int) -> None:
     """Queue `count` tasks that each run whichever chunk's turn it is (jobs/scheduling.py)."""
     for _ in range(count):
         async_task(RUN_NEXT_CHUNK)
+
+
+RESUME_SCHEDULE = "jobs: resume bulk work once the resolver answers"
+
+
+def chunk_work_resumed(*, when: datetime) -> None:
+    """Bulk work stopped for a broken resolver: look again at `when` (one schedule, however many
+    tasks stopped; a rare race making two costs a few extra tasks that find nothing to claim)."""
+    if not Schedule.objects.filter(name=RESUME_SCHEDULE).exists():
+        schedule(RESUME_CHUNKS, name=RESUME_SCHEDULE, schedule_type=Schedule.ONCE, next_run=when)
 
 
 def job_completion(job_id: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TypedDict
+from typing import Required, TypedDict, Unpack
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -29,6 +29,14 @@ from verification.models import DomainRecord
 class BulkNotInPlan(DomainError):
     code = "plan_upgrade_required"
     message = "Bulk verification needs the Starter plan or above."
+
+
+class NoAddressesNotConfirmed(DomainError):
+    """The portal asks before it runs a column that holds no address at all (each row would be charged as
+    invalid syntax); the API does not."""
+
+    param = "confirm_no_addresses"
+    message = "The chosen column holds no email address: choose another column, or confirm to verify it anyway."
 
 
 class PartialNotConfirmed(DomainError):
@@ -93,42 +101,66 @@ def _checked_callback_url(url: object) -> str:
         raise refused("callback_url must be a URL.")
     if len(url) > 2000:
         raise refused("callback_url is longer than 2000 characters.")
-    if url:
-        try:
-            outbound.check_url(url)
-        except outbound.UnsafeUrl as error:
-            raise refused(str(error)) from None
-    return url
+    if not url:
+        return url
+    try:
+        target = outbound.check_url(url)
+    except outbound.UnsafeUrl as error:
+        raise refused(str(error)) from None
+    if len(target.url) > 2000:
+        raise refused("callback_url is longer than 2000 characters once percent-encoded.")
+    return target.url
 
 
 @contextmanager
 def job_submitted(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None = None,
+    partial_ok: bool = True,
+    no_addresses_ok: bool = True,
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
     Refusals, in the order docs/api.md gives: plan, balance, file, callback URL, then the file's
-    rows, then (`partial_ok=False`, the portal's) a balance below the list's addresses.
+    rows, then (the portal's `no_addresses_ok=False`) a column holding no address and
+    (`partial_ok=False`) a balance below the list's addresses.
     Each is a DomainError that changes nothing; the portal shows it on its field. The
     submission is yielded inside the transaction that creates the job (see `job_created`).
     """
     bulk_in_plan(account=account)
     credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
+    if not no_addresses_ok and invalid_syntax(found) == len(found.addresses):
+        raise NoAddressesNotConfirmed
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
     with job_created(account=account, found=found, callback_url=url, filename=upload_filename(upload)) as submission:
         yield submission
 
 
-def job_submit(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None = None, partial_ok: bool = True
-) -> Submission:
+class SubmitArgs(TypedDict, total=False):
+    """`job_submitted`'s keyword arguments, for `job_submit` to pass on."""
+
+    account: Required[Account]
+    upload: Required[object]
+    callback_url: Required[object]
+    email_column: str | None
+    partial_ok: bool
+    no_addresses_ok: bool
+
+
+def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
     """`job_submitted` for a caller with nothing to write beside the job (the portal)."""
-    with job_submitted(
-        account=account, upload=upload, callback_url=callback_url, email_column=email_column, partial_ok=partial_ok
-    ) as submission:
+    with job_submitted(**kwargs) as submission:
         return submission
+
+
+def invalid_syntax(found: AddressList) -> int:
+    """How many of the list's unique values are not email addresses at all."""
+    return sum(parse(address) is None for address in found.addresses)
 
 
 def upload_check(*, upload: object, callback_url: object, email_column: str | None) -> tuple[AddressList, str]:
@@ -207,8 +239,10 @@ def estimated_seconds(total: int, *, addresses: Sequence[str] = ()) -> int:
     """From the throughput of the most recently completed jobs (rows per second), at least 1,
     and never less than a rate-capped resolver needs for the addresses' domains.
 
-    Weighted by rows (all rows over all seconds), from the large ones when there are any: a
-    one-row job takes a second of queue pickup, which says nothing about a 50,000-row list.
+    Weighted by rows (all rows over all seconds), from the large ones only: a one-row job takes a
+    second of queue pickup, which says nothing about a 50,000-row list (a fresh deployment's first
+    large list was estimated at 1,366 s for 2 s of work). Until a large job has run, the default
+    rate (BULK_DEFAULT_ROWS_PER_SECOND).
     """
     return max(_seconds_at_recent_rate(total), _seconds_at_max_qps(addresses))
 
@@ -222,7 +256,7 @@ def _seconds_at_recent_rate(total: int) -> int:
         for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]
         if started and completed  # never None here (filtered above), but the types cannot know
     ]
-    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS] or timings
+    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS]
     rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
     rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
     return max(1, round(total / rate))
@@ -272,7 +306,7 @@ def preview_of(found: AddressList, *, credits_available: int) -> Preview:
         "rows": found.rows,
         "unique": unique,
         "duplicates": found.duplicates,
-        "invalid_syntax": sum(parse(address) is None for address in found.addresses),
+        "invalid_syntax": invalid_syntax(found),
         "email_column": found.columns[found.email_column] if found.has_header else found.email_column + 1,
         "has_header": found.has_header,
         "columns": found.columns,

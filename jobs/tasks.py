@@ -10,7 +10,7 @@ from django.utils import timezone
 from jobs import files
 from jobs.callbacks import callback_attempt
 from jobs.models import Job
-from jobs.processing import chunk_run, chunk_run_next, chunks_requeue_stale, job_complete_if_done
+from jobs.processing import chunk_run, chunk_run_next, chunks_requeue_stale, chunks_resume, job_complete_if_done
 from jobs.results import original_ensure
 from jobs.retention import job_files_expire
 from lib.priority import lower_priority
@@ -26,6 +26,11 @@ def run_chunk(chunk_id: int) -> None:
     """One given chunk (queued before fair share, and by tests)."""
     lower_priority(settings.BULK_WORKER_NICENESS)
     chunk_run(chunk_id=chunk_id)
+
+
+def resume_chunks() -> None:
+    """Once the DNS resolver answers again (a one-off schedule made while it was broken)."""
+    chunks_resume()
 
 
 def complete_job(job_id: str) -> None:

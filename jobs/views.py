@@ -45,10 +45,17 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
 
 
 def _submit(account: Account, form: UploadForm) -> Job:
-    """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked."""
+    """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked, a column
+    holding no address `confirm_no_addresses`."""
     data = form.cleaned_data
-    parts = {"upload": data["file"], "callback_url": data["callback_url"], "email_column": data["email_column"] or None}
-    return job_submit(account=account, **parts, partial_ok=data["confirm_partial"]).job
+    return job_submit(
+        account=account,
+        upload=data["file"],
+        callback_url=data["callback_url"],
+        email_column=data["email_column"] or None,
+        partial_ok=data["confirm_partial"],
+        no_addresses_ok=data["confirm_no_addresses"],
+    ).job
 
 
 @account_required
@@ -79,6 +86,7 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
     short = max(preview["credits_needed"] - preview["credits_available"], 0)
     return {
         "preview": preview,
+        "mostly_not_addresses": preview["invalid_syntax"] * 2 > preview["unique"],
         "rows": rows,
         "columns": found.columns,
         "email_index": found.email_column,
@@ -88,15 +96,23 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
 
 @account_required
 def job_detail(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
-    job = get_object_or_404(account.jobs, pk=job_id)
-    return render(request, "jobs/job.html", {"account": account, "downloads": DOWNLOADS, **_progress_context(job)})
+    job = account.jobs.filter(pk=job_id).first()
+    if job is None:
+        return _job_gone(request, account, job_id)
+    return render(request, "jobs/job.html", {"account": account, **_progress_context(job)})
+
+
+def _job_gone(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
+    """A 404 page that says the job was deleted, and when, if it was this account's; else that there is none."""
+    deleted = account.deleted_jobs.filter(pk=job_id).first()
+    return render(request, "jobs/gone.html", {"account": account, "deleted": deleted, "job_id": job_id}, status=404)
 
 
 @account_required
 def job_progress(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """The part of the job page htmx polls; it polls slower once the job ends, while a callback may be retried."""
     job = get_object_or_404(account.jobs, pk=job_id)
-    return render(request, "jobs/_progress.html", {"downloads": DOWNLOADS, **_progress_context(job)})
+    return render(request, "jobs/_progress.html", _progress_context(job))
 
 
 def _progress_context(job: Job) -> dict[str, object]:
@@ -104,6 +120,8 @@ def _progress_context(job: Job) -> dict[str, object]:
     retrying = job.callbacks.filter(state=CallbackDelivery.State.PENDING).exists()
     return {
         "job": job,
+        # Only the downloads that hold a row: no "Safe to send" button when nothing is safe.
+        "downloads": [(label, status) for label, status in DOWNLOADS if job.rows_with(status)],
         "attempts": attempts.order_by("started_at", "number"),
         "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
         "statuses": charts.status_segments(job),
@@ -115,7 +133,9 @@ def _progress_context(job: Job) -> dict[str, object]:
 @account_required
 def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
-    job = get_object_or_404(account.jobs, pk=job_id)
+    job = account.jobs.filter(pk=job_id).first()
+    if job is None:
+        return _job_gone(request, account, job_id)
     statuses = [s for s in request.GET.get("status", "").split(",") if s in STATUSES] or STATUSES
     columns: Columns = "original" if request.GET.get("columns") == "original" else "verdict"
     try:

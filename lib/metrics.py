@@ -21,6 +21,12 @@ DNS_QUERIES = Counter(
     "Domains looked up in DNS (not served from the domain cache), by outcome.",
     ["outcome"],
 )
+WITHHELD = Counter(
+    "verifier_dns_verdicts_withheld_total",
+    "Verdicts not given because the DNS resolver was broken: single verifies answered unknown free of "
+    "charge, and rows of bulk chunks put back to wait.",
+    ["source"],
+)
 CALLBACK_ATTEMPTS = Counter(
     "verifier_callback_attempts_total", "Callback deliveries attempted, by outcome.", ["outcome"]
 )
@@ -42,6 +48,10 @@ def bulk_rows_counted(statuses: Iterable[str]) -> None:
 def dns_queries_counted(outcomes: Iterable[str]) -> None:
     for outcome, count in Tally(outcomes).items():
         DNS_QUERIES.labels(outcome=outcome).inc(count)
+
+
+def verdicts_withheld(count: int, *, source: str) -> None:
+    WITHHELD.labels(source=source).inc(count)
 
 
 def callback_attempt_counted(*, ok: bool, permanent: bool) -> None:

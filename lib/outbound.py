@@ -1,25 +1,31 @@
 """The one outbound HTTP client (callbacks).
 
-A URL is checked once: scheme, no credentials, and every address its host
-resolves to must be public. The connection then goes to exactly the address
-that was checked (no second DNS lookup, so rebinding cannot slip a private
-address in between). Redirects are never followed; every request has a timeout.
+A URL is checked once: scheme, no credentials, nothing a request line cannot carry (a space or a
+control character), and every address its host resolves to must be public. An IRI
+(`https://example.com/café`) is sent as its URI: the host in IDNA, the rest percent-encoded UTF-8.
+The connection then goes to exactly the address that was checked (no second DNS lookup, so
+rebinding cannot slip a private address in between). Redirects are never followed; every request has a timeout.
 """
 
 from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from django.conf import settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
+# A space, CR, LF, NUL or other control character: no request line can carry it.
+_UNSENDABLE = re.compile(r"[\x00-\x20\x7f]")
+# Every printable ASCII character a URI may hold as it is; the rest (non-ASCII) is percent-encoded.
+_URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
@@ -30,6 +36,7 @@ class UnsafeUrl(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Target:
+    url: str  # the URI that is called (an IRI encoded)
     scheme: str
     host: str
     port: int
@@ -68,7 +75,14 @@ def is_public(ip: IPAddress) -> bool:
 
 def check_url(url: str) -> Target:
     """Resolve and vet `url`; raises UnsafeUrl with a reason a customer can read."""
-    parts = urlsplit(url.strip())
+    url = url.strip()
+    if _UNSENDABLE.search(url):
+        raise UnsafeUrl("The URL contains a space or a control character: percent-encode it.")
+    try:
+        url = as_uri(url)
+        parts = urlsplit(url)
+    except (ValueError, UnicodeError):  # "http://[::1", a host IDNA cannot encode
+        raise UnsafeUrl("The URL is not a valid URL.") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UnsafeUrl("The URL must be an absolute http or https URL.")
     if parts.username is not None or parts.password is not None:
@@ -79,7 +93,20 @@ def check_url(url: str) -> Target:
         raise UnsafeUrl("The URL has an invalid port.") from None
     ip = _checked_address(parts.hostname, port)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return Target(scheme=parts.scheme, host=parts.hostname, port=port, path=path, ip=ip)
+    return Target(url=url, scheme=parts.scheme, host=parts.hostname, port=port, path=path, ip=ip)
+
+
+def as_uri(url: str) -> str:
+    """The URI of an IRI: the host in IDNA, the path, query and fragment percent-encoded UTF-8."""
+    if url.isascii():
+        return url
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.hostname and not parts.hostname.isascii():
+        host = parts.hostname.encode("idna").decode("ascii")
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+    path, query, fragment = (quote(part, safe=_URI_SAFE) for part in (parts.path, parts.query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, path, query, fragment))
 
 
 def _checked_address(host: str, port: int) -> str:

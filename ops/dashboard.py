@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 
 from lib.charts import bar_chart
 from ops import business, machine
+from verification.resolver import resolver_health
 
 CHART_DAYS = 30
 
@@ -48,6 +49,7 @@ def machine_figures() -> dict[str, Any]:
             "percent": round(100 * unknown / verdicts, 1) if verdicts else 0,
         },
         "heartbeats": machine.heartbeats(),
+        "resolver": resolver_health(),
         "day_ago": machine.day_ago(),
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 
@@ -10,6 +11,9 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from ops import machine
+from verification.resolver import resolver_health
+
+logger = logging.getLogger(__name__)
 
 
 class DatabaseGauges(Collector):
@@ -23,6 +27,19 @@ class DatabaseGauges(Collector):
         )
 
 
+class ResolverGauge(Collector):
+    """1 while the DNS resolver is broken (verification/trust.py); absent when the check is off."""
+
+    def collect(self) -> Iterator[Metric]:
+        health = resolver_health()
+        if health is not None:
+            yield GaugeMetricFamily(
+                "verifier_dns_resolver_broken",
+                "1 while the DNS resolver fails every canary name: verdicts it would decide are withheld.",
+                value=int(health.broken),
+            )
+
+
 def _process_registry() -> CollectorRegistry:
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return REGISTRY
@@ -32,6 +49,14 @@ def _process_registry() -> CollectorRegistry:
 
 
 def exposition() -> bytes:
-    gauges = CollectorRegistry()
-    gauges.register(DatabaseGauges())
-    return generate_latest(_process_registry()) + generate_latest(gauges)
+    """The process counters always; each set of gauges only when what it reads answers (the
+    database, the cache): a scrape with the database down still has every counter."""
+    text = generate_latest(_process_registry())
+    for collector in (DatabaseGauges(), ResolverGauge()):
+        gauges = CollectorRegistry()
+        gauges.register(collector)
+        try:
+            text += generate_latest(gauges)
+        except Exception:  # the gauges are left out, and the scrape goes on
+            logger.warning("metrics: %s left out", type(collector).__name__, exc_info=True)
+    return text

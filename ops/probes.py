@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from lib.tokens import random_base62
 from ops import machine
+from verification.resolver import resolver_health
 
 OK = "ok"
 # A qcluster that has not reported for this long is taken for dead.
@@ -49,6 +50,12 @@ def workers() -> str:
     return "no qcluster heartbeat in the last 2 minutes"
 
 
+def dns() -> str:
+    """The resolver answers for the canary names (verification/trust.py): else no verdict is final."""
+    health = resolver_health()
+    return OK if health is None else health.describe()
+
+
 def run(check: Callable[[], str]) -> str:
     try:
         return check()
@@ -60,4 +67,6 @@ def readiness() -> dict[str, str]:
     checks: dict[str, Callable[[], str]] = {"database": database, "storage": storage, "workers": workers}
     if settings.REDIS_URL:
         checks["cache"] = redis_cache
+    if settings.VERIFIER_DNS_CANARIES:
+        checks["dns"] = dns
     return {name: run(check) for name, check in checks.items()}

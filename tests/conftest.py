@@ -32,6 +32,7 @@ from tests.support.metrics import TOKEN as METRICS_TOKEN
 ONE_WORKER_MODULES = frozenset(
     {
         "tests/jobs/test_e2e.py",
+        "tests/jobs/test_e2e_resolver.py",
         "tests/jobs/test_s3.py",
         "tests/test_gunicorn.py",
         "tests/test_metrics_gunicorn.py",
@@ -131,6 +132,7 @@ def _resolver_on_loopback(settings: Any, dns_server: DnsServer) -> Iterator[DnsS
     dns_server.zone.clear()
     dns_server.zone.update(BASE_ZONE)
     dns_server.delay = 0.0
+    dns_server.everything = None
     dns_server.loss, dns_server.max_qps = 0.0, None
 
 

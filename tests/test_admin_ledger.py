@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+import time_machine
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth import get_user_model
 from django.db.models import ProtectedError
@@ -11,6 +14,7 @@ from django.urls import reverse
 
 from accounts.models import Account, ApiKey
 from billing.models import LedgerEntry
+from billing.services import credits_grant
 from jobs.models import Job
 from tests.conftest import Persona
 from tests.factories import AccountFactory, UserFactory
@@ -99,3 +103,11 @@ def test_account_page_shows_only_its_own_rows(admin_client_: Client, owner: Pers
     page = admin_client_.get(reverse("admin:accounts_account_change", args=[owner.account.pk])).content.decode()
     assert "job_of_the_outsider" not in page
     assert outsider.account.api_keys.get().prefix not in page
+
+
+def test_the_admin_shows_24_hour_times_as_the_portal_does(owner: Persona, admin_client_: Client) -> None:
+    with time_machine.travel(datetime(2026, 11, 24, 15, 4, tzinfo=UTC), tick=False):
+        credits_grant(account=owner.account, amount=5, note="afternoon grant")
+    page = admin_client_.get("/admin/billing/ledgerentry/").content.decode()
+    assert "24 Nov 2026, 15:04" in page
+    assert "p.m." not in page

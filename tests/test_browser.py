@@ -35,6 +35,8 @@ SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 JOB_PAGE_IMAGE = ROOT / "docs" / "images" / "job-page.png"
 PREVIEW_IMAGE = ROOT / "docs" / "images" / "upload-preview.png"
 PARTIAL_IMAGE = ROOT / "docs" / "images" / "job-partial.png"
+NO_ADDRESSES_IMAGE = ROOT / "docs" / "images" / "upload-preview-no-addresses.png"
+DELETED_IMAGE = ROOT / "docs" / "images" / "job-deleted.png"
 UPDATE_DOCS = os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1"  # refresh the docs' pictures on purpose only
 JOURNEY_EMAIL = "browser@company.example.com"
 # A CRM export with no `email` header: by content, the sales rep's column (first of two equally full) is picked.
@@ -212,6 +214,13 @@ def bulk_job_journey(page: Page) -> None:
     expect(page.get_by_text("Selected: crm-export.csv")).to_be_visible()
     expect(page.locator("[data-email-column]")).to_have_text("Owner")
     settled(page)  # htmx binds the new card's selector only once the swap has settled
+    page.get_by_label("Email column").select_option(label="Name")  # a column of names: no address at all
+    expect(page.locator("[data-preview-no-addresses]")).to_contain_text("The column “Name” holds no email address.")
+    expect(page.get_by_label("Verify this column anyway")).not_to_be_checked()
+    snap(page, "12-job-upload-preview-no-addresses")
+    if UPDATE_DOCS:
+        page.locator("[data-preview]").screenshot(path=str(NO_ADDRESSES_IMAGE))
+    settled(page)
     page.get_by_label("Email column").select_option(label="Personal")
     expect(page.locator("[data-email-column]")).to_have_text("Personal")
     expect(page.locator("[data-preview-count=unique]")).to_have_text("3")
@@ -228,6 +237,10 @@ def bulk_job_journey(page: Page) -> None:
     expect(bar).to_have_attribute("aria-valuenow", "100")
     expect(page.locator("[data-job-status]")).to_have_text("Completed")
     expect(page.get_by_role("img", name="Statuses of the processed rows")).to_be_visible()
+    expect(page.locator("[data-timing]")).to_contain_text("finished")
+    expect(page.locator("[data-took]")).to_have_text(re.compile(r"^\d+ s$"))
+    labels = page.locator(".download-label").all_inner_texts()
+    assert labels == ["All", "Safe to send", "Valid + risky", "Invalid only"]  # each holds a row here
     assert page.evaluate("window.stillTheSamePage") is True
     snap(page, "13-job-page")
     if UPDATE_DOCS:
@@ -239,10 +252,17 @@ def bulk_job_journey(page: Page) -> None:
     assert [row.split(",")[:5] for row in rows[1:]] == [
         ["Ann", "rep@good.com", "ann@good.com", "ann@good.com", "valid"]
     ]
+    job_url = page.url
     page.get_by_text("Delete this job…").click()
     page.get_by_role("button", name="Yes, delete crm-export.csv").click()
     expect(page.get_by_role("status")).to_contain_text("Deleted crm-export.csv")
     expect(page.get_by_text("No jobs yet.")).to_be_visible()
+    page.goto(job_url)  # an old link to it
+    expect(page.get_by_role("heading", name="This job was deleted")).to_be_visible()
+    expect(page.locator("[data-deleted]")).to_contain_text("crm-export.csv")
+    snap(page, "13b-job-deleted")
+    if UPDATE_DOCS:
+        page.screenshot(path=str(DELETED_IMAGE), full_page=True)
     partial_job_journey(page)
 
 
@@ -297,6 +317,23 @@ def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
     page.get_by_role("button", name="Grant credits").click()
     expect(page.get_by_text("Granted 500 credits to 1 account(s).")).to_be_visible()
     expect(page.locator("td.field-credit_balance")).to_have_text("510")
+
+
+def test_the_admin_ledger_shows_every_column_at_1280_pixels(page: Page, live_server: Any) -> None:
+    from billing.services import credits_reserve
+    from tests.factories import AccountFactory
+
+    account = AccountFactory(owner__email="customer-with-a-long-address@company.example.com", credits=10)
+    note = "a-customer-export-with-a-long-file-name-2026-11-24.csv (job job_AbCdEfGhIjKlMnOpQrStUvWx, part 1)"
+    credits_reserve(account=account, wanted=5, reference="job_AbCdEfGhIjKlMnOpQrStUvWx:chunk:0", note=note)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    log_in_to_the_admin(page)
+    page.goto("/admin/billing/ledgerentry/")
+    expect(page.locator("td.field-description").first).to_have_text(note)
+    overflow = page.evaluate(
+        "() => { const r = document.querySelector('.results'); return r.scrollWidth - r.clientWidth; }"
+    )
+    assert overflow <= 0, f"the ledger's table is {overflow} px wider than its box: its last columns are cut"
 
 
 def log_in_to_the_admin(page: Page) -> None:

@@ -8,29 +8,46 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bench.procs import Processes, free_port, wait_for_port
+from tests.support.dns_server import DnsServer
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@dataclass
+class Gunicorn:
+    port: int
+    api_key: str
+
+
 @pytest.fixture(scope="module")
-def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def live(tmp_path_factory: pytest.TempPathFactory, migrated_sqlite: Path, dns_server: DnsServer) -> Iterator[Gunicorn]:
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('gunicorn') / 'db.sqlite3'}"}
+    database = tmp_path_factory.mktemp("gunicorn") / "db.sqlite3"
+    shutil.copyfile(migrated_sqlite, database)
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "VERIFIER_DNS_NAMESERVERS": dns_server.address}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     with Processes(env=env) as processes:
+        opened = json.loads(processes.manage("create_account", "--email", "g@example.com", "--credits", "10", "--json"))
         argv = ["-c", "config/gunicorn.conf.py", "-b", f"127.0.0.1:{port}", "-w", "1"]
         server = processes.start(sys.executable, "-m", "gunicorn", *argv)
         wait_for_port(port, process=server)
-        yield port
+        yield Gunicorn(port, opened["api_key"])
+
+
+@pytest.fixture
+def gunicorn(live: Gunicorn) -> int:
+    return live.port
 
 
 def exchange(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -85,3 +102,22 @@ def test_a_request_gunicorn_accepts_is_answered_by_django(gunicorn: int) -> None
     assert status == 401
     assert headers["www-authenticate"].startswith("Bearer")
     assert json.loads(body)["error"]["code"] == "authentication_required"
+
+
+def test_a_chunked_request_body_is_read_whole(live: Gunicorn) -> None:
+    body = b'{"email": "jane@good.com"}'
+    request = (
+        b"POST /v1/verify HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+        b"Authorization: Bearer " + live.api_key.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"%x\r\n" % 10
+        + body[:10]
+        + b"\r\n"
+        + b"%x\r\n" % (len(body) - 10)
+        + body[10:]
+        + b"\r\n0\r\n\r\n"
+    )
+    status, headers, answer = exchange(live.port, request)
+    assert status == 200, answer
+    assert json.loads(answer)["status"] == "valid"
+    assert headers["x-credits-remaining"] == "9"

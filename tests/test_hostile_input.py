@@ -8,8 +8,10 @@ NUL with an error rather than an empty result.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
+from wsgiref.util import setup_testing_defaults
 
 import pytest
 from django.contrib import admin
@@ -17,6 +19,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from billing.models import LedgerEntry
+from config.wsgi import application
 from tests.conftest import Persona
 from tests.support.portal import logged_in
 
@@ -259,9 +262,11 @@ def test_hostile_portal_form_values_are_never_500(owner: Persona, page: str, fie
 
 def _admin_urls() -> list[str]:
     urls = []
-    for model in admin.site._registry:
+    for model, model_admin in admin.site._registry.items():
         base = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
         urls += [base + "?q={}", base + "{}/change/", base + "{}/delete/", base + "?o={}"]
+        filters = [name for name in model_admin.list_filter if isinstance(name, str)]
+        urls += [base + f"?{name}__exact={{}}" for name in filters] + [base + f"?{name}={{}}" for name in filters]
     return urls
 
 
@@ -293,4 +298,46 @@ def test_hostile_queries_to_the_probes_and_dashboard_are_never_500(staff: Any, p
     client = Client()
     client.force_login(staff)
     response = client.get(f"{path}?x={value}&{value}={value}")
-    assert response.status_code in (200, 503), response.content[:300]  # 503: /readyz without a qcluster
+    # 503: /readyz without a qcluster; 400: the admin's pages refuse a query holding NUL.
+    assert response.status_code in (200, 400, 503), response.content[:300]
+
+
+# --- Host header and framing ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/v1/verify", "/v1/jobs", "/v1/nowhere"])
+def test_a_disallowed_host_on_the_api_is_a_shaped_400(path: str) -> None:
+    response = Client().get(path, headers={"Host": "evil.example"})
+    assert response.status_code == 400
+    assert assert_error_shape(response) == {
+        "code": "invalid_request",
+        "message": "The Host header names no site this service answers for.",
+        "param": None,
+    }
+
+
+def test_a_disallowed_host_on_a_portal_page_is_still_a_plain_400(db: None) -> None:
+    response = Client().get("/", headers={"Host": "evil.example"})
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_chunked_body_a_server_did_not_de_chunk_is_411_in_the_error_shape() -> None:
+    """runserver passes a chunked body on unread; gunicorn's de-chunked one: tests/test_gunicorn.py."""
+    environ: dict[str, Any] = {}
+    setup_testing_defaults(environ)
+    environ.update(
+        REQUEST_METHOD="POST",
+        PATH_INFO="/v1/verify",
+        HTTP_TRANSFER_ENCODING="chunked",
+        CONTENT_TYPE="application/json",
+    )
+    environ["wsgi.input"] = io.BytesIO(b'1a\r\n{"email": "jane@good.com"}\r\n0\r\n\r\n')
+    started: list[Any] = []
+    body = b"".join(application(environ, lambda status, headers: started.append((status, dict(headers)))))
+    ((status, headers),) = started
+    assert status == "411 Length Required"
+    assert headers["X-Request-Id"].startswith("req_")
+    assert json.loads(body) == {
+        "error": {"code": "length_required", "message": "Send a Content-Length header.", "param": None}
+    }

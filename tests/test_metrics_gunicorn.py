@@ -89,7 +89,7 @@ def test_readyz_is_ok_with_a_live_qcluster(stack: Stack) -> None:
     until(lambda: stack.get("/readyz").status_code == 200, timeout=30)
     assert stack.get("/readyz").json() == {
         "status": "ok",
-        "checks": {"database": "ok", "storage": "ok", "workers": "ok"},
+        "checks": {"database": "ok", "storage": "ok", "workers": "ok", "dns": "ok"},
     }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -57,7 +59,14 @@ def test_make_run_hands_port_to_every_process_it_starts() -> None:
     assert started == ["demo_account", "qcluster", "runserver"]
     assert re.search(r"^PORT=18280 \S+ manage\.py demo_account$", recipe, re.MULTILINE)
     assert "export PORT=18280" in recipe.split("manage.py demo_account", 1)[1].split("manage.py qcluster")[0]
-    assert "runserver 0.0.0.0:18280" in recipe
+    assert "runserver 127.0.0.1:18280" in recipe  # loopback only: DEBUG is on
+
+
+def test_make_run_opens_to_the_network_only_when_asked() -> None:
+    recipe = subprocess.run(
+        ["make", "-n", "run", "HOST=0.0.0.0"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert "runserver 0.0.0.0:8000" in recipe
 
 
 def test_demo_account_prints_links_on_the_site_url(db: None, settings: Any, tmp_path: Path) -> None:
@@ -85,6 +94,8 @@ def test_make_run_on_another_port_prints_and_serves_links_on_it(tmp_path: Path, 
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        # As a script's `make run &` starts it: SIGINT ignored, in make and in all it starts.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         printed = read_until(make, "API docs:")
@@ -96,6 +107,10 @@ def test_make_run_on_another_port_prints_and_serves_links_on_it(tmp_path: Path, 
         answer = subprocess.run(["bash", "-c", try_it.group(1)], capture_output=True, text=True, timeout=30)
         assert '"email":"someone@gmail.com"' in answer.stdout
         assert_results_link_follows_port(port, api_key=printed.split("API key:", 1)[1].split()[0])
+        os.killpg(make.pid, signal.SIGINT)  # what a script does to stop it
+        make.wait(timeout=8)  # runserver stopped, then qcluster (the recipe's trap), then make
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
     finally:
         stop_group(make)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import time_machine
@@ -16,6 +18,7 @@ from django.utils import timezone
 
 from accounts.models import Account, LoginWindow
 from billing.models import LedgerEntry
+from lib.mail import ConsoleBackend
 from tests.conftest import Persona, make_persona
 from tests.support.db import committed_db
 from tests.support.threads import run_at_once
@@ -159,6 +162,27 @@ def test_password_reset_link_sets_a_new_password(owner: Persona) -> None:
     client = Client()
     form_page = client.get(link, follow=True)
     new = "a-brand-new-passphrase"
+    client.post(form_page.request["PATH_INFO"], {"new_password1": new, "new_password2": new})
+    assert log_in(Client(), owner.account.owner.email, new).status_code == 302
+
+
+def test_password_reset_link_is_built_from_site_url_not_the_host_header(owner: Persona, settings: Any) -> None:
+    settings.SITE_URL = "https://verify.example.com"
+    Client().post(reverse("password_reset"), {"email": owner.account.owner.email}, headers={"Host": "127.0.0.1:1"})
+    link = next(line for line in mail.outbox[0].body.splitlines() if "/password/reset/" in line).strip()
+    assert link.startswith("https://verify.example.com/password/reset/")
+
+
+def test_the_printed_reset_mail_is_readable_and_its_link_works(owner: Persona) -> None:
+    Client().post(reverse("password_reset"), {"email": owner.account.owner.email})
+    printed = io.StringIO()
+    ConsoleBackend(stream=printed).send_messages(mail.outbox)
+    assert "quoted-printable" not in printed.getvalue() and "=3D" not in printed.getvalue()
+    link = next(line for line in printed.getvalue().splitlines() if "/password/reset/" in line).strip()
+    client = Client()
+    form_page = client.get(urlsplit(link).path, follow=True)
+    assert form_page.status_code == 200
+    new = "a-printed-passphrase"
     client.post(form_page.request["PATH_INFO"], {"new_password1": new, "new_password2": new})
     assert log_in(Client(), owner.account.owner.email, new).status_code == 302
 

@@ -14,6 +14,7 @@ from django.db import connection
 from django.test import Client
 
 from bench.procs import free_port
+from tests.support.metrics import scrape
 
 REDIS_TEST_DB = 15
 
@@ -57,7 +58,12 @@ def test_readyz_names_each_check_and_is_503_without_a_qcluster(db: None) -> None
     assert status == 503
     assert body == {
         "status": "unavailable",
-        "checks": {"database": "ok", "storage": "ok", "workers": "no qcluster heartbeat in the last 2 minutes"},
+        "checks": {
+            "database": "ok",
+            "storage": "ok",
+            "workers": "no qcluster heartbeat in the last 2 minutes",
+            "dns": "ok",
+        },
     }
 
 
@@ -107,3 +113,12 @@ def test_probes_answer_over_plain_http_when_https_is_enforced(db: None, settings
     settings.SECURE_SSL_REDIRECT = True
     assert Client().get("/healthz").status_code == 200
     assert Client().get("/login").status_code == 301
+
+
+def test_metrics_with_the_database_down_serve_the_process_counters_without_its_gauges(
+    metrics_on: None, database_down: None
+) -> None:
+    samples = scrape()  # a 200 in Prometheus' format
+    names = {name for name, _ in samples}
+    assert "verifier_http_request_duration_seconds_count" in names  # this process's own
+    assert not names & {"verifier_queue_depth", "verifier_queue_oldest_seconds", "verifier_dns_resolver_broken"}

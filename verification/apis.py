@@ -32,7 +32,11 @@ class VerifyApi(AccountAPIView):
         summary="Verify one address (1 credit, also when cached)",
         description=(
             "Checks syntax, the domain's MX records, disposable providers and role addresses, and answers "
-            "with a verdict. Per-address problems are verdicts (HTTP 200), not errors."
+            "with a verdict. Per-address problems are verdicts (HTTP 200), not errors.\n\n"
+            "Every 200 costs one credit, with one exception: while the service's own DNS resolver is broken "
+            "(it fails for names that certainly exist, such as gmail.com), an NXDOMAIN or no-MX answer is not "
+            "believed. The address is answered `unknown` / `dns_temporary_failure`, cached nowhere, and "
+            "costs nothing: the fault is the service's, not the address's. Ask again later."
         ),
     )
     def post(self, request: Request) -> HttpResponse:

@@ -1,17 +1,37 @@
-"""The engine's DNS side, wired to settings and the shared domain cache."""
+"""The engine's DNS side, wired to settings, the shared domain cache and resolver trust."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache, partial
 
 from django.conf import settings
 
 from lib import metrics
-from verification.engine import BatchResolver, ResolverConfig, lookup_domains
+from verification import trust
+from verification.engine import BatchResolver, DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
 from verification.engine.core import DomainLookup
-from verification.engine.dns import DomainAnswer
 from verification.models import DomainRecord
+
+# What a lying resolver says of every name; a null MX is a record someone published, not a lie.
+UNTRUSTED = frozenset({DomainStatus.NXDOMAIN, DomainStatus.NO_MX})
+# The domains whose answers were not believed, inside an `answers_withheld` block (a bulk chunk's).
+_WITHHELD: ContextVar[list[str] | None] = ContextVar("withheld", default=None)
+
+
+@contextmanager
+def answers_withheld() -> Iterator[list[str]]:
+    """Collect the domains whose answers the block's lookups did not believe: a bulk chunk with any
+    waits, whatever the resolver's state by the time the chunk ends."""
+    withheld: list[str] = []
+    token = _WITHHELD.set(withheld)
+    try:
+        yield withheld
+    finally:
+        _WITHHELD.reset(token)
 
 
 def resolver_config() -> ResolverConfig:
@@ -25,20 +45,53 @@ def resolver_config() -> ResolverConfig:
     )
 
 
-class CountedResolver(BatchResolver):
-    """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total)."""
+class TrustedResolver(BatchResolver):
+    """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total),
+    whose NXDOMAIN and no-MX answers count only while the resolver is not broken (verification/trust.py).
+
+    An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding whose
+    canary queries went out after these answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old
+    (bulk chunks: their verdicts are final and many). A check begun earlier, even by a moment, may
+    have been answered before the resolver broke and these answers after.
+    """
+
+    def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
+        super().__init__(config)
+        self.strict = strict
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
         answers = super().resolve(domains)
+        answered_at = time.time()
         metrics.dns_queries_counted(answer.status for answer in answers.values())
+        negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
+        if negative and resolver_broken(since=answered_at if self.strict else None):
+            answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
+            if (withheld := _WITHHELD.get()) is not None:
+                withheld.extend(negative)
         return answers
 
 
 @cache
-def _resolver(config: ResolverConfig) -> BatchResolver:
-    return CountedResolver(config)
+def _resolver(config: ResolverConfig, strict: bool) -> TrustedResolver:
+    return TrustedResolver(config, strict=strict)
 
 
-def domain_lookup() -> DomainLookup:
+@cache
+def _canary_resolver(config: ResolverConfig) -> BatchResolver:
+    return BatchResolver(config)
+
+
+def domain_lookup(*, strict: bool = False) -> DomainLookup:
     """Fresh domain-cache entries first; the rest from DNS, concurrently, then cached."""
-    return partial(lookup_domains, cache=DomainRecord.objects, resolver=_resolver(resolver_config()))
+    resolver = _resolver(resolver_config(), strict)
+    return partial(lookup_domains, cache=DomainRecord.objects, resolver=resolver)
+
+
+def resolver_health(*, since: float | None = None) -> trust.ResolverHealth | None:
+    """The configured resolver's health (None when VERIFIER_DNS_CANARIES is empty)."""
+    return trust.resolver_health(_canary_resolver(resolver_config()), since=since)
+
+
+def resolver_broken(*, since: float | None = None) -> bool:
+    health = resolver_health(since=since)
+    return health is not None and health.broken

@@ -19,10 +19,10 @@ from accounts.models import Account
 from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
-from verification.engine import Verdict, verify_one
+from verification.engine import SubStatus, Verdict, verify_one
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict
-from verification.resolver import domain_lookup
+from verification.resolver import domain_lookup, resolver_broken
 
 
 class DeepModeDisabled(DomainError):
@@ -38,6 +38,7 @@ class Verification:
     verdict: Verdict
     cached: bool
     response_time_ms: int
+    charged: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         # The shape VerificationResultSerializer documents, without its per-call cost.
@@ -59,6 +60,9 @@ def verification_charged(
 ) -> Iterator[Verification]:
     """Verify one address for an account: one credit, cached or not. Raises InsufficientCredits.
 
+    Free only when the verdict is `unknown` because our own resolver is broken (verification/trust.py):
+    the fault is ours, not the address's.
+
     DNS runs before the transaction, so no lock is held while waiting on the network. The result
     is yielded inside the transaction that charges and caches: what the caller writes in its
     `with` block commits with the charge or not at all. The API stores its idempotent reply
@@ -67,13 +71,21 @@ def verification_charged(
     credits_require(account=account, amount=1)
     verdict, cached = verification_lookup(account=account, email=email)
     elapsed = time.perf_counter() - (started if started is not None else time.perf_counter())
-    result = Verification(verdict, cached, math.ceil(elapsed * 1000))
+    withheld = not cached and _judged_by_broken_resolver(verdict)
+    result = Verification(verdict, cached, math.ceil(elapsed * 1000), charged=not withheld)
     with transaction.atomic():
-        credits_spend(account=account, amount=1, reference="verify")
+        if result.charged:
+            credits_spend(account=account, amount=1, reference="verify")
         if not cached:
             CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
         yield result
     metrics.verifications_counted([verdict.status], source=source)
+    if withheld:
+        metrics.verdicts_withheld(1, source=source)
+
+
+def _judged_by_broken_resolver(verdict: Verdict) -> bool:
+    return verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE and resolver_broken()
 
 
 def verification_run(*, account: Account, email: str, source: str = "api") -> Verification:

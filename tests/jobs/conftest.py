@@ -78,6 +78,7 @@ def ledger_sum(persona: Persona) -> int:
 class Received:
     headers: dict[str, str]
     body: bytes
+    path: str = ""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -100,7 +101,7 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            state.received.append(Received(dict(self.headers.items()), body))
+            state.received.append(Received(dict(self.headers.items()), body, self.path))
             self.send_response(state.statuses.pop(0) if state.statuses else 200)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -152,3 +152,45 @@ def test_the_worker_completing_a_job_sends_its_callback_at_once(
     tasks.deliver_callback(*queued[0].args())  # run later, it finds attempt 1 made
     assert len(receiver.received) == 1
     assert list(CallbackAttempt.objects.filter(delivery=delivery).values_list("number", "status_code")) == [(1, 200)]
+
+
+def test_a_callback_url_with_a_non_ascii_path_is_stored_and_called_percent_encoded(
+    owner: Persona, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    with run_tasks():
+        response = upload(owner, b"a@good.com\n", callback_url=receiver.url + "/café?name=Zoë")
+    assert response.status_code == 202
+    delivery = CallbackDelivery.objects.get()
+    assert delivery.url == receiver.url + "/caf%C3%A9?name=Zo%C3%AB"
+    assert delivery.state == "delivered"
+    assert [r.path for r in receiver.received] == ["/hooks/bulk/caf%C3%A9?name=Zo%C3%AB"]
+
+
+def a_stored_delivery(owner: Persona, receiver: Receiver, run_tasks: RunTasks, url: str) -> CallbackDelivery:
+    """A delivery whose URL was stored by an older version (before submission refused or encoded it)."""
+    with run_tasks():
+        upload(owner, b"a@good.com\n", callback_url=receiver.url)
+    receiver.received.clear()
+    CallbackDelivery.objects.update(state="pending", attempts=1, url=url)  # attempt 1 was delivered
+    return CallbackDelivery.objects.get()
+
+
+def test_a_stored_non_ascii_url_is_delivered_percent_encoded(
+    owner: Persona, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    delivery = a_stored_delivery(owner, receiver, run_tasks, receiver.url + "/café")
+    tasks.deliver_callback(delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.state == "delivered"
+    assert [r.path for r in receiver.received] == ["/hooks/bulk/caf%C3%A9"]
+
+
+def test_a_stored_url_that_cannot_be_parsed_ends_in_a_recorded_failed_attempt(
+    owner: Persona, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    delivery = a_stored_delivery(owner, receiver, run_tasks, "http://[::1")
+    tasks.deliver_callback(delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.state == "failed"
+    attempt = CallbackAttempt.objects.get(delivery=delivery, number=2)
+    assert attempt.error == "Refused: The URL is not a valid URL."

@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,9 +87,9 @@ class Stack:
             return connection.execute(query, params).fetchone()[0]
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
-    tmp = tmp_path_factory.mktemp("e2e")
+@contextmanager
+def live_stack(tmp: Path, dns_server: DnsServer, migrated_sqlite: Path, **extra_env: str) -> Iterator[Stack]:
+    """runserver and a qcluster on a copy of the migrated SQLite file, with one starter account."""
     port = free_port()
     env = {
         **os.environ,
@@ -105,6 +106,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migra
         "Q_TIMEOUT": "10",
         "Q_RETRY": "11",
         "LOG_LEVEL": "WARNING",
+        **extra_env,
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.pop("SITE_URL", None)
@@ -117,6 +119,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migra
         stack.web = processes.start(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
         stack.start_worker()
         wait_for_port(port, process=stack.web)
+        yield stack
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
+    with live_stack(tmp_path_factory.mktemp("e2e"), dns_server, migrated_sqlite) as stack:
         yield stack
 
 

@@ -84,3 +84,13 @@ def test_preview_and_submission_say_how_long_the_capped_resolver_takes(owner: Pe
     assert preview.json()["estimated_seconds"] == 30  # 300 domains at 10 a second, whatever the default rate
     receipt = upload(owner, content)
     assert (receipt.status_code, receipt.json()["estimated_seconds"]) == (202, 30)
+
+
+def test_a_fresh_deployments_first_large_job_is_not_judged_by_its_small_ones(owner: Persona) -> None:
+    # What the probe measured: a few one-row jobs of a second each (queue pickup), then 50,000 rows
+    # that took ~2 s were estimated at 1,366 s. Small jobs say nothing of a large one's rate.
+    for minute in range(19):
+        finished(owner, 1, 1.0, ago=timedelta(seconds=minute))
+    finished(owner, 500, 2.0)
+    assert estimated_seconds(50_000) == estimated_seconds(50_000, addresses=()) <= 25
+    assert estimated_seconds(1) == 1

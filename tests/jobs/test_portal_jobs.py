@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,14 @@ def test_upload_page_states_the_limits(owner: Persona) -> None:
     page = logged_in(owner).get(reverse("job-new")).content.decode()
     assert "25 MiB" in page and "100,000" in page and "Starter plan or above" in page
     assert "data-dropzone" in page and 'type="file"' in page
+
+
+def test_every_aria_describedby_on_the_upload_page_names_an_element_there(owner: Persona) -> None:
+    page = logged_in(owner).get(reverse("job-new")).content.decode()
+    described = re.findall(r'aria-describedby="([^"]+)"', page)
+    assert described  # the callback URL field's help text
+    for ids in described:
+        assert all(f'id="{one}"' in page for one in ids.split()), ids
 
 
 def test_portal_upload_creates_the_job_and_opens_its_page(owner: Persona) -> None:

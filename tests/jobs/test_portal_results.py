@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from jobs.models import Job
 from jobs.services import chunk_size_for
 from tests.conftest import Persona, make_persona
-from tests.jobs.conftest import Receiver, RunTasks, stored_files
+from tests.jobs.conftest import Receiver, RunTasks, stored_files, upload
 from tests.support.dns_server import MX, DnsServer
 from tests.support.portal import logged_in
 
@@ -41,6 +43,30 @@ def test_preview_card_shows_the_rows_with_the_email_column_highlighted(owner: Pe
 def test_preview_card_follows_the_chosen_column(owner: Persona) -> None:
     page = post(owner, "job-preview", email_column="1").content.decode()
     assert '<option value="1" selected>Name</option>' in page and 'data-preview-count="invalid_syntax">2<' in page
+
+
+MOSTLY_NAMES = b"Name,Contact\nJane,jane@good.com\nJoe,joe@good.com\nAnn,nobody\n"
+
+
+def test_preview_warns_when_most_of_the_chosen_column_is_not_addresses(owner: Persona) -> None:
+    page = post(owner, "job-preview", MOSTLY_NAMES + b"Bo,n/a\nCy,none\n", email_column="2").content.decode()
+    assert "Most of the column “Contact” is not email addresses:</strong> 3 of 5 values." in page
+    assert 'name="confirm_no_addresses"' not in page
+    assert "data-preview-mostly-not-addresses" not in post(owner, "job-preview", MOSTLY_NAMES).content.decode()
+
+
+def test_preview_asks_for_confirmation_when_the_column_holds_no_address(owner: Persona) -> None:
+    page = post(owner, "job-preview", email_column="1").content.decode()
+    assert "The column “Name” holds no email address." in page
+    assert '<input type="checkbox" name="confirm_no_addresses" value="on" required>' in page
+
+
+def test_a_column_of_no_addresses_is_not_run_without_confirmation(owner: Persona, media: Path) -> None:
+    refused = post(owner, "job-new", email_column="1")
+    assert refused.status_code == 200 and "The chosen column holds no email address" in refused.content.decode()
+    assert not Job.objects.exists() and stored_files(media) == []
+    assert post(owner, "job-new", email_column="1", confirm_no_addresses="on").status_code == 302
+    assert Job.objects.get().total == 2
 
 
 def test_preview_card_on_the_free_plan_says_why_and_where_to_upgrade(db: None) -> None:
@@ -117,6 +143,46 @@ def test_delete_button_deletes_the_job(owner: Persona, run_tasks: RunTasks, medi
     assert response["Location"] == reverse("jobs") and not Job.objects.exists() and stored_files(media) == []
 
 
+def test_a_finished_jobs_page_says_when_it_started_and_finished_and_how_long_it_took(
+    owner: Persona, run_tasks: RunTasks
+) -> None:
+    job = finished(owner, run_tasks)
+    Job.objects.filter(pk=job.pk).update(
+        started_at=datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC), completed_at=datetime(2026, 11, 24, 9, 2, 5, tzinfo=UTC)
+    )
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    assert "Started <time" in page and ">24 Nov 2026, 09:00:00</time> · finished <time" in page
+    assert ">24 Nov 2026, 09:02:05</time> · took <span data-took>2 min 5 s</span>" in page
+
+
+def test_no_download_button_offers_rows_the_job_does_not_have(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, b"email\nx@nullmx.com\ny@nowhere-at-all.com\n")  # nothing valid or risky
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    labels = re.findall(r'<span class="download-label">([^<]+)</span>', page)
+    assert labels == ["All", "Invalid only"]
+
+
+def test_a_deleted_jobs_link_says_it_was_deleted_and_when(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    client = logged_in(owner)
+    with time_machine.travel(datetime(2026, 11, 24, 17, 45, tzinfo=UTC), tick=False):
+        client.post(reverse("job-delete", args=[job.pk]))
+    for url in (reverse("job", args=[job.pk]), reverse("job-download", args=[job.pk])):
+        response = client.get(url)
+        page = response.content.decode()
+        assert response.status_code == 404
+        assert "This job was deleted" in page and f'crm.csv (<span class="mono">{job.pk}</span>)' in page
+        assert "deleted on <time" in page and ">24 Nov 2026, 17:45</time>" in page
+
+
+def test_an_outsider_learns_nothing_of_a_deleted_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    logged_in(owner).post(reverse("job-delete", args=[job.pk]))
+    response = logged_in(outsider).get(reverse("job", args=[job.pk]))
+    assert response.status_code == 404
+    assert "No such job" in response.content.decode() and "crm.csv" not in response.content.decode()
+
+
 def test_outsider_cannot_delete_the_owners_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
     job = finished(owner, run_tasks)
     assert logged_in(outsider).post(reverse("job-delete", args=[job.pk])).status_code == 404
@@ -140,3 +206,11 @@ def test_a_small_list_runs_in_several_chunks_so_progress_moves(settings: Any) ->
 def test_an_unknown_column_posted_to_the_upload_is_shown_as_an_error(owner: Persona) -> None:
     page = post(owner, "job-new", email_column="Phone").content.decode()
     assert "the file has no column" in page and not Job.objects.exists()
+
+
+def test_the_ledger_names_the_file_and_the_job_of_bulk_entries(owner: Persona, run_tasks: RunTasks) -> None:
+    with run_tasks():
+        job_id = upload(owner, b"a@good.com\nb@good.com\n", name="spring-leads.csv").json()["id"]
+    page = logged_in(owner).get(reverse("billing")).content.decode()
+    assert f"spring-leads.csv (job {job_id}, part 1)" in page
+    assert ":chunk:" not in page

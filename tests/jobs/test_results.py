@@ -179,3 +179,17 @@ def test_the_first_original_columns_download_builds_the_file_if_the_task_has_not
     assert rows[1][:4] == ["Jane", "Acme", "jane@good.com", "90"]
     names = sorted(path.name.split("-")[0] for path in stored_files(media))
     assert names == ["original", "result"]  # input and parts gone once both result files exist
+
+
+def test_a_line_break_inside_a_quoted_cell_survives_into_the_original_columns(
+    owner: Persona, run_tasks: RunTasks, media: Path
+) -> None:
+    content = 'email,note\njane@good.com,"line one\nline two"\nbob@good.com,"carriage\r\nreturn"\n'
+    job_id = finished(owner, run_tasks, content)
+    rows = downloaded(owner, job_id, columns="original")
+    assert [row[:2] for row in rows[1:]] == [
+        ["jane@good.com", "line one\nline two"],
+        ["bob@good.com", "carriage\r\nreturn"],
+    ]
+    names = sorted(path.name.split("-")[0] for path in stored_files(media))
+    assert names == ["original", "result"]  # the input files are gone once both result files exist

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Plan
 from billing.models import LedgerEntry
@@ -12,7 +14,7 @@ from jobs.csvfile import MAX_UPLOAD_BYTES
 from jobs.files import input_rows
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
-from tests.jobs.conftest import assert_nothing_left, upload
+from tests.jobs.conftest import Receiver, assert_nothing_left, upload
 
 
 def refused(persona: Persona, media: Path, content: bytes, status: int, code: str, **kwargs: str) -> dict:
@@ -97,11 +99,24 @@ def test_json_body_is_415(owner: Persona) -> None:
         "ftp://example.com/",
         "not a url",
         "/relative/path",
+        "http://[::1",
     ],
 )
 def test_bad_callback_url_is_refused(owner: Persona, media: Path, url: str) -> None:
     error = refused(owner, media, b"a@good.com\n", 400, "invalid_callback_url", callback_url=url)
     assert error["param"] == "callback_url"
+
+
+@pytest.mark.parametrize("tail", ["/a b", "/hook\r\nX-Injected: 1", "/\nhook", "/ho\0ok", "/\x7f", "/\thook"])
+def test_a_callback_url_that_could_never_be_sent_is_refused(
+    owner: Persona, media: Path, receiver: Receiver, tail: str
+) -> None:
+    error = refused(owner, media, b"a@good.com\n", 400, "invalid_callback_url", callback_url=receiver.url + tail)
+    assert error == {
+        "code": "invalid_callback_url",
+        "message": "The URL contains a space or a control character: percent-encode it.",
+        "param": "callback_url",
+    }
 
 
 def test_100000_rows_are_accepted(owner: Persona) -> None:
@@ -206,3 +221,28 @@ def test_windows_1252_tab_file_is_read_through_the_api(owner: Persona) -> None:
     content = "email\tname\nJosé@good.com\tJosé\n".encode("cp1252")
     job_id = upload(owner, content).json()["id"]
     assert input_rows(Job.objects.get(pk=job_id).input_name, 0, 5) == ["josé@good.com"]
+
+
+def test_a_header_of_1000_columns_is_accepted(owner: Persona) -> None:
+    header = ",".join(["email", *(f"c{i}" for i in range(999))])
+    response = upload(owner, f"{header}\na@good.com\n".encode())
+    assert response.status_code == 202
+
+
+def test_more_than_1000_columns_is_invalid_file_and_stores_nothing(owner: Persona, media: Path) -> None:
+    header = ",".join(["email", *(f"c{i}" for i in range(1000))])
+    error = refused(owner, media, f"{header}\na@good.com\n".encode(), 400, "invalid_file")
+    assert (error["param"], error["message"]) == ("file", "The file has more than 1,000 columns.")
+
+
+def test_a_row_wider_than_1000_columns_is_invalid_file(owner: Persona, media: Path) -> None:
+    refused(owner, media, b"email\na@good.com" + b",x" * 1000 + b"\n", 400, "invalid_file")
+
+
+def test_the_job_list_does_not_load_the_stored_header(owner: Persona) -> None:
+    header = ",".join(["email", *(f"column number {i}" for i in range(999))])
+    upload(owner, f"{header}\na@good.com\n".encode())
+    with CaptureQueriesContext(connection) as queries:
+        assert owner.get("/v1/jobs").status_code == 200
+    job_reads = [q["sql"] for q in queries.captured_queries if 'FROM "jobs_job"' in q["sql"]]
+    assert job_reads and not any('"jobs_job"."columns"' in sql for sql in job_reads)

@@ -11,6 +11,10 @@ Behaviours: MX hosts (any hosts: MX("aspmx.l.google.com")), A-only (no MX), null
 NXDOMAIN, SERVFAIL, a CNAME to another name, and silence (the query is dropped, so the
 client times out).
 
+Whole-server modes, for a resolver that lies (captive DNS, a corporate resolver without
+recursion): set `everything` to NXDOMAIN, REFUSED or SILENT and every name gets that answer,
+whatever the zone says; back to None, and the zone answers again.
+
 Weather: `loss` drops that share of UDP queries at random, and `max_qps` answers at most that
 many a second (a token bucket, as cloud resolvers police a client), dropping the rest.
 """
@@ -43,7 +47,7 @@ ZONE_SOA = "ns.loopback. hostmaster.loopback. 1 3600 600 86400 300"
 
 @dataclass(frozen=True)
 class Behaviour:
-    kind: str  # "mx", "a_only", "null_mx", "nxdomain", "servfail", "silent", "cname"
+    kind: str  # "mx", "a_only", "null_mx", "nxdomain", "servfail", "refused", "silent", "cname"
     mx: tuple[tuple[int, str], ...] = ()  # for "cname": ((0, target),)
     ttl: int = 3600
     negative_ttl: int = 300
@@ -54,6 +58,7 @@ A_ONLY = Behaviour("a_only")
 NULL_MX = Behaviour("null_mx")
 NXDOMAIN = Behaviour("nxdomain")
 SERVFAIL = Behaviour("servfail")
+REFUSED = Behaviour("refused")
 SILENT = Behaviour("silent")
 CNAME = lambda target: Behaviour("cname", ((0, target),))  # noqa: E731
 
@@ -69,6 +74,7 @@ class DnsServer:
     loss: float = 0.0  # share of UDP queries dropped at random
     max_qps: float | None = None  # UDP answers a second at most; the rest are dropped
     dropped: int = 0
+    everything: Behaviour | None = None  # a whole-server mode: this answer for every name
 
     def __post_init__(self) -> None:
         self._random = random.Random(1)
@@ -87,6 +93,8 @@ class DnsServer:
         self.zone[name.lower().rstrip(".")] = behaviour
 
     def behaviour(self, name: str) -> Behaviour:
+        if self.everything is not None:
+            return self.everything
         name = name.lower().rstrip(".")
         return self.zone.get(name) or self.default(name)
 
@@ -266,8 +274,8 @@ def _fill(response: dns.message.Message, qname: dns.name.Name, rdtype: int, beha
         response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "CNAME", target))
         response.answer.append(dns.rrset.from_text(target, behaviour.ttl, "IN", "MX", f"10 mx.{target}"))
         return
-    if kind == "servfail":
-        response.set_rcode(dns.rcode.SERVFAIL)
+    if kind in ("servfail", "refused"):
+        response.set_rcode(dns.rcode.SERVFAIL if kind == "servfail" else dns.rcode.REFUSED)
         return
     if kind == "nxdomain":
         response.set_rcode(dns.rcode.NXDOMAIN)

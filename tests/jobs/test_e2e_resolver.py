@@ -1,0 +1,98 @@
+"""End to end, a broken resolver: runserver and a real qcluster, the loopback DNS server switched
+into NXDOMAIN, REFUSED and drop-everything modes and back to healthy. Jobs wait, judging nothing,
+and complete with the right verdicts once it recovers; /readyz says `dns` meanwhile.
+
+The finding is trusted one second here (VERIFIER_DNS_CANARY_SECONDS), not a minute, and DNS tries
+are short, so each mode is seen at once; resuming waits for qcluster's scheduler (every 30 s).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.jobs.conftest import Receiver
+from tests.jobs.test_e2e import Stack, addresses, live_stack, result_rows
+from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, DnsServer
+
+pytestmark = pytest.mark.e2e
+
+RESOLVER_ENV = {"VERIFIER_DNS_CANARY_SECONDS": "1", "VERIFIER_DNS_TIMEOUT": "0.3", "VERIFIER_DNS_LIFETIME": "0.6"}
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
+    with live_stack(tmp_path_factory.mktemp("e2e-resolver"), dns_server, migrated_sqlite, **RESOLVER_ENV) as stack:
+        yield stack
+
+
+def real_addresses(dns_server: DnsServer, count: int) -> list[str]:
+    """Each on a domain of its own that has MX records: `valid`, unless a lie is believed."""
+    emails = addresses(count)
+    for email in emails:
+        domain = email.split("@")[1]
+        dns_server.set(domain, MX(f"mx.{domain}"))
+    return emails
+
+
+def readyz(stack: Stack) -> tuple[int, dict[str, str]]:
+    response = requests.get(f"{stack.base_url}/readyz", timeout=30)
+    return response.status_code, response.json()["checks"]
+
+
+def reservations(stack: Stack, job_id: str) -> int:
+    return int(stack.sql("SELECT COUNT(*) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job_id}:%"))
+
+
+def test_jobs_wait_in_every_broken_mode_and_complete_right_once_it_recovers(
+    stack: Stack, receiver: Receiver, dns_server: DnsServer
+) -> None:
+    lists = {}
+    for mode in (NXDOMAIN, REFUSED, SILENT):
+        dns_server.everything = mode
+        time.sleep(1.1)  # the finding of the mode before has expired
+        status, checks = readyz(stack)
+        assert status == 503 and checks["dns"].startswith("broken: every canary name failed"), checks
+        emails = ["jane@good.com", "x@nullmx.com", *real_addresses(dns_server, 40)]
+        job = stack.upload(("email\n" + "\n".join(emails)).encode(), receiver.url)
+        lists[job["id"]] = emails
+    time.sleep(3)  # the workers took the jobs' tasks and found the resolver broken
+    for job_id in lists:
+        body = stack.job(job_id)
+        assert (body["status"], body["progress"]["processed"]) == ("pending", 0), body
+        assert reservations(stack, job_id) == 0
+    dns_server.everything = None
+    for job_id, emails in lists.items():
+        body = stack.wait_for(job_id, lambda b: b["status"] == "completed", timeout=90)
+        assert body["progress"] | {"total": 42} == {
+            "total": 42, "processed": 42, "valid": 41, "invalid": 1, "risky": 0, "unknown": 0
+        }  # fmt: skip
+        rows = result_rows(stack, body["result_download_url"])
+        assert [row[0] for row in rows[1:]] == emails
+        assert [row[1] for row in rows[1:3]] == ["valid", "invalid"]
+    assert readyz(stack)[1]["dns"] == "ok"
+
+
+def test_a_job_running_when_the_resolver_breaks_completes_with_right_verdicts(
+    stack: Stack, receiver: Receiver, dns_server: DnsServer
+) -> None:
+    dns_server.delay = 0.05  # chunks of a fraction of a second: the switch lands mid-job
+    emails = ["x@nullmx.com", *real_addresses(dns_server, 299)]
+    job = stack.upload(("email\n" + "\n".join(emails)).encode(), receiver.url)
+    stack.wait_for(job["id"], lambda b: b["progress"]["processed"] > 0, timeout=30)
+    assert readyz(stack)[1]["dns"] == "ok"  # a fresh finding "healthy", trusted for a second more
+    dns_server.everything = NXDOMAIN
+    time.sleep(3)
+    held = stack.job(job["id"])
+    assert held["status"] == "processing" and held["progress"]["processed"] < 300, held
+    dns_server.everything = None
+    body = stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=90)
+    assert (body["progress"]["processed"], body["progress"]["valid"], body["progress"]["invalid"]) == (300, 299, 1)
+    rows = result_rows(stack, body["result_download_url"])
+    assert [row[0] for row in rows[1:]] == emails
+    charged = stack.sql("SELECT SUM(amount) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job['id']}:%")
+    assert charged == -300
