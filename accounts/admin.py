@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -13,10 +14,24 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from accounts.auditing import audit
 from accounts.forms import AdminLoginForm
-from accounts.models import Account, ApiKey, Plan
+from accounts.models import Account, ApiKey, AuditEvent, Plan
+from lib.admin import ReadOnlyAdmin
 
 admin.site.login_form = AdminLoginForm
+_staff_may_enter = admin.site.has_permission
+
+
+def _staff_with_second_factor(request: HttpRequest) -> bool:
+    """With ADMIN_REQUIRE_2FA=1 the admin wants staff signed in with a code (at /login: django-otp's
+    middleware marks the session verified), not by password alone."""
+    verified = not settings.ADMIN_REQUIRE_2FA or request.user.is_verified()  # type: ignore[union-attr]
+    return _staff_may_enter(request) and verified
+
+
+admin.site.has_permission = _staff_with_second_factor  # type: ignore[method-assign]
+Event = AuditEvent.Action
 
 
 @admin.register(Plan)
@@ -26,13 +41,14 @@ class PlanAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "name", "account", "created_at", "last_used_at", "revoked_at"]
-    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    list_display = ["prefix", "name", "account", "scope", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
     list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
     search_fields = ["prefix", "name", f"account__{Account.EMAIL_LOOKUP}"]
     # Never key_hash: a hash of a 190-bit random key is not crackable, but it is nobody's business either.
-    fields = ["account", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["account", "prefix", "created_at", "last_used_at", "revoked_at"]
+    fields = ["account", "name", "prefix", "scope", "expires_at", "allowed_ips", "created_by", "created_at"]
+    fields += ["last_used_at", "revoked_at"]
+    readonly_fields = ["account", "prefix", "created_by", "created_at", "last_used_at", "revoked_at"]
     actions = ["revoke_keys"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -44,6 +60,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         keys = list(queryset.filter(revoked_at__isnull=True))
         for key in keys:
             key.revoke()
+            audit(request, key.account_id, Event.KEY_REVOKED, f"{key.prefix}… “{key.name}” (by staff)")
         self.message_user(request, f"Revoked {len(keys)} key(s).", messages.SUCCESS)
 
 
@@ -72,6 +89,12 @@ class AccountAdmin(admin.ModelAdmin):
         # Accounts open through sign-up or `manage.py create_account`, which write the opening grant.
         return False
 
+    def save_model(self, request: HttpRequest, obj: Account, form: Any, change: bool) -> None:
+        before = Account.objects.filter(pk=obj.pk).values_list("plan__code", flat=True).first()
+        super().save_model(request, obj, form, change)
+        if change and before != obj.plan.code:
+            audit(request, obj, Event.PLAN_CHANGED, f"{before} → {obj.plan.code}")
+
     def has_delete_permission(self, request: HttpRequest, obj: Account | None = None) -> bool:
         # The bulk action and a user's cascade are stopped by LedgerEntry.account's PROTECT.
         return super().has_delete_permission(request, obj) and not has_ledger(obj)
@@ -92,6 +115,7 @@ class AccountAdmin(admin.ModelAdmin):
             "recent_ledger": account.ledger_entries.all()[:RECENT_ROWS] if account else [],
             "recent_jobs": account.jobs.all()[:RECENT_ROWS] if account else [],
             "api_keys": account.api_keys.all() if account else [],
+            "members": account.memberships.select_related("user") if account else [],
         }
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **recent})
 
@@ -110,3 +134,12 @@ class LedgerAwareUserAdmin(UserAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         account = getattr(obj, "account", None) if obj is not None else None
         return super().has_delete_permission(request, obj) and not has_ledger(account)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "account", "action", "who", "ip", "detail"]
+    list_filter = ["action"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = [f"account__{Account.EMAIL_LOOKUP}", "actor_email", "key_prefix", "detail"]
+    date_hierarchy = "created_at"

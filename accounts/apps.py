@@ -3,3 +3,12 @@ from django.apps import AppConfig
 
 class AccountsConfig(AppConfig):
     name = "accounts"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from accounts import auditing, security
+
+        user_logged_in.connect(auditing.on_signed_in, dispatch_uid="audit_signed_in")
+        user_logged_in.connect(security.on_signed_in, dispatch_uid="proven_at_sign_in")
+        user_login_failed.connect(auditing.on_sign_in_failed, dispatch_uid="audit_sign_in_failed")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time, timedelta
+from ipaddress import ip_network
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,8 +11,18 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
+from django.utils import timezone
 
-from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
+from accounts.models import ApiKey, Role
+from accounts.throttle import (
+    PASSWORD_RESETS_PER_EMAIL,
+    WINDOW_SECONDS,
+    address_allowed,
+    attempt_allowed,
+    login_attempt_allowed,
+    login_succeeded,
+)
 
 
 class SignupForm(forms.Form):
@@ -46,6 +58,8 @@ class ThrottledAuthenticationForm(AuthenticationForm):
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username", ""))
+        if self.cleaned_data.get("password") and not address_allowed("login", self.request):
+            raise ValidationError("Too many log-in attempts from your address. Wait 15 minutes.", code="throttled")
         if self.cleaned_data.get("password") and not login_attempt_allowed(username=username, request=self.request):
             raise ValidationError(
                 f"Too many failed log-in attempts. Wait {WINDOW_SECONDS // 60} minutes, or reset your password.",
@@ -73,7 +87,101 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
 
 
 class ApiKeyForm(forms.Form):
+    MAX_NETWORKS = 50
+
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
+    scope = forms.ChoiceField(
+        label="Scope", choices=ApiKey.Scope.choices, required=False, help_text="What the key may do (default: full)."
+    )
+    expires_on = forms.DateField(
+        label="Valid until",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Optional: the key is refused after this day ends (UTC).",
+    )
+    allowed_ips = forms.CharField(
+        label="Allowed addresses",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "203.0.113.0/24"}),
+        help_text="Optional: addresses or networks (CIDR) it may be used from, one a line. Empty: anywhere.",
+    )
+
+    def clean_scope(self) -> str:
+        return str(self.cleaned_data["scope"] or ApiKey.Scope.FULL)
+
+    def clean_expires_on(self) -> date | None:
+        day: date | None = self.cleaned_data["expires_on"]
+        if day is not None and day < timezone.now().date():
+            raise ValidationError("Choose today or a later day.")
+        return day
+
+    def clean_allowed_ips(self) -> str:
+        lines = [line.strip() for line in self.cleaned_data["allowed_ips"].splitlines() if line.strip()]
+        if len(lines) > self.MAX_NETWORKS:
+            raise ValidationError(f"At most {self.MAX_NETWORKS} addresses or networks.")
+        networks = []
+        for line in lines:
+            try:
+                networks.append(str(ip_network(line, strict=False)))
+            except ValueError:
+                raise ValidationError(f"“{line}” is not an IP address or a network such as 203.0.113.0/24.") from None
+        return "\n".join(networks)
+
+    def limits(self) -> dict[str, Any]:
+        """The key's scope, expiry and allow-list, as `ApiKey.issue` takes them."""
+        day = self.cleaned_data["expires_on"]
+        expires_at = datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+        return {
+            "scope": self.cleaned_data["scope"],
+            "expires_at": expires_at,
+            "allowed_ips": self.cleaned_data["allowed_ips"],
+        }
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(label="Role", choices=Role.choices)
+
+
+class SwitchAccountForm(forms.Form):
+    account = forms.UUIDField(widget=forms.HiddenInput)
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(label="Email", max_length=150)
+    role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.VIEWER)
+
+
+class NewMemberForm(forms.Form):
+    """An invited person without a login chooses a password (the address is the invitation's)."""
+
+    password = SignupForm.base_fields["password"]
+
+    def __init__(self, *args: Any, email: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.email = email
+
+    def clean_password(self) -> str:
+        password = str(self.cleaned_data["password"])
+        password_validation.validate_password(password, get_user_model()(username=self.email, email=self.email))
+        return password
+
+
+class CodeForm(forms.Form):
+    code = forms.CharField(
+        label="Code",
+        max_length=20,
+        help_text="The 6 digits your authenticator app shows, or one of your recovery codes.",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "autofocus": True}),
+    )
+
+
+class ReaskForm(forms.Form):
+    password_or_code = forms.CharField(
+        label="Password or code",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autofocus": True, "autocomplete": "current-password"}),
+        help_text="Your password, or a code from your authenticator app.",
+    )
 
 
 class SiteUrlPasswordResetForm(PasswordResetForm):
@@ -94,3 +202,18 @@ class SiteUrlPasswordResetForm(PasswordResetForm):
         super().send_mail(
             subject_template_name, email_template_name, context, from_email, to_email, html_email_template_name
         )
+
+
+class ThrottledPasswordResetForm(SiteUrlPasswordResetForm):
+    """Django's reset form, at most 3 mails an hour to one address and 10 requests an hour from one
+    client address; over either the form says so (whether or not the address has an account)."""
+
+    request: HttpRequest | None = None
+
+    def clean_email(self) -> str:
+        email = str(self.cleaned_data["email"]).strip().lower()
+        limit, window = PASSWORD_RESETS_PER_EMAIL
+        per_address = address_allowed("password-reset", self.request)
+        if not (per_address and attempt_allowed(scope="password-reset", key=email, limit=limit, window_seconds=window)):
+            raise ValidationError("Too many reset requests: wait an hour, or look for the mail we sent.")
+        return email

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
+from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Any
 
 from django.conf import settings
@@ -38,11 +39,23 @@ class Plan(models.Model):
         return self.name
 
 
+class Role(models.TextChoices):
+    """A member's role in an account; what each may do is accounts/permissions.py's table."""
+
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    DEVELOPER = "developer", "Developer"
+    VIEWER = "viewer", "Viewer"
+
+
 class AccountQuerySet(models.QuerySet["Account"]):
     def of_user(self, user: Any) -> AccountQuerySet:
-        """The accounts `user` may act for. Who may act for an account is decided here and only here
-        (today: the one user who owns it; members with roles will join this lookup)."""
-        return self.filter(owner_id=user.pk) if user.is_authenticated else self.none()
+        """The accounts `user` may act for: those it is a member of, whatever the role, that staff have
+        not deactivated. Who may act
+        for an account is decided here and only here (what each role may do: accounts/permissions.py)."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(memberships__user_id=user.pk, owner__is_active=True)
 
     def for_display(self) -> AccountQuerySet:
         return self.select_related(*Account.DISPLAY_RELATED)
@@ -53,9 +66,30 @@ class AccountQuerySet(models.QuerySet["Account"]):
         return f"JOIN {user} {person_alias} ON {person_alias}.id = {account_alias}.owner_id"
 
 
-def account_for(user: Any) -> Account | None:
-    """The account `user` acts for, its plan and person loaded; None for a user with none (staff)."""
-    return Account.objects.of_user(user).for_display().first()
+def membership_for(user: Any, chosen: str | None = None) -> Membership | None:
+    """The membership `user` acts through: in the account `chosen` (a public id, the portal's header
+    switch keeps it in the session) when `user` is its member, else in the oldest account it joined.
+    None for a user who is no member (staff). The account, its plan and person are loaded."""
+    if not user.is_authenticated:
+        return None
+    # A deactivated account (staff's action: its owner's login switched off) is no one's to act for.
+    memberships = Membership.objects.filter(user_id=user.pk, account__owner__is_active=True).select_related(
+        "account", *(f"account__{related}" for related in Account.DISPLAY_RELATED)
+    )
+    if chosen:
+        try:
+            found = memberships.filter(account__public_id=uuid.UUID(chosen)).first()
+        except ValueError:
+            found = None
+        if found is not None:
+            return found
+    return memberships.order_by("created_at", "pk").first()
+
+
+def account_for(user: Any, chosen: str | None = None) -> Account | None:
+    """The account `user` acts for (see `membership_for`); None for a user with none (staff)."""
+    membership = membership_for(user, chosen)
+    return membership.account if membership else None
 
 
 class Account(models.Model):
@@ -70,6 +104,12 @@ class Account(models.Model):
     signing_secret = models.CharField(max_length=64, default=new_signing_secret)
     previous_signing_secret = models.CharField(max_length=64, blank=True)
     secret_rotated_at = models.DateTimeField(null=True, blank=True)
+    # Sign-up's free credits wait for this (the link mailed at sign-up); accounts opened by staff or
+    # scripts are confirmed at once.
+    email_confirmed_at = models.DateTimeField(null=True, blank=True)
+    require_two_factor = models.BooleanField(
+        default=False, help_text="Every member must have two-factor sign-in on to use the portal for it."
+    )
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -88,6 +128,14 @@ class Account(models.Model):
         """The address the account is known by: its owner's."""
         return str(self.owner.email)
 
+    def confirm_email(self) -> bool:
+        """Mark the address confirmed: True for the one caller that did (a conditional UPDATE)."""
+        now = timezone.now()
+        won = Account.objects.filter(pk=self.pk, email_confirmed_at__isnull=True).update(email_confirmed_at=now)
+        if won:
+            self.email_confirmed_at = now
+        return bool(won)
+
     def rotate_signing_secret(self) -> None:
         self.previous_signing_secret = self.signing_secret
         self.signing_secret = new_signing_secret()
@@ -103,6 +151,63 @@ class Account(models.Model):
         return secrets
 
 
+class Membership(models.Model):
+    """A user's place in an account, with its role. An account has at least one owner."""
+
+    account = models.ForeignKey(Account, models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "user"], name="membership_once_per_account"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.account_id} ({self.role})"
+
+
+# An invitation's link works this long, once.
+INVITATION_VALIDITY = timedelta(days=7)
+
+
+def _invitation_expiry() -> datetime:
+    return timezone.now() + INVITATION_VALIDITY
+
+
+class Invitation(models.Model):
+    """An invitation by email to join an account with a role. Its link is signed (accounts/services.py)
+    and works once, until `expires_at`; expired invitations are pruned (indexed `expires_at`)."""
+
+    account = models.ForeignKey(Account, models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=150)
+    role = models.CharField(max_length=10, choices=Role.choices)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(default=_invitation_expiry, db_index=True)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.email} as {self.role} in {self.account_id}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.accepted_at is None and self.expires_at > timezone.now()
+
+    def claim(self) -> bool:
+        """Use the invitation up: True for the one caller that did (a conditional UPDATE)."""
+        now = timezone.now()
+        won = Invitation.objects.filter(pk=self.pk, accepted_at__isnull=True, expires_at__gt=now).update(
+            accepted_at=now
+        )
+        return bool(won)
+
+
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -110,22 +215,27 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def find(self, raw_key: str) -> ApiKey | None:
         """The active key with this value, its account and plan loaded: one statement.
 
-        A key is active while it is not revoked and its account's owner may log in: staff who
-        deactivate a user (the admin's "active" box) stop that account's keys at once too.
+        A key is active while it is not revoked, its account's owner may log in (staff who
+        deactivate the account stop its keys at once), and the member who created it is still a
+        member of the account and may log in (a removed member's keys stop at once). The creator's
+        role comes along: a key never does more than its creator's role allows (accounts/permissions.py).
         On every API request, so hand-written (see lib/sql.py). The instances carry only the
         columns the API reads; any other field loads on first access, as with `.only()`.
         """
         row = sql.fetch_one(
-            f"SELECT k.id, k.last_used_at, a.id, a.credit_balance, p.id, p.code, p.allows_bulk,"
-            f" p.requests_per_second FROM {sql.table(ApiKey)} k"
+            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role,"
+            f" a.id, a.credit_balance, p.id, p.code, p.allows_bulk, p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
             f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
-            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active",
+            f" JOIN {sql.table(Membership)} m ON m.account_id = k.account_id AND m.user_id = k.created_by_id"
+            f" JOIN {sql.table(get_user_model())} c ON c.id = k.created_by_id"
+            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active AND c.is_active",
             [sha256_hex(raw_key)],
         )
         if row is None:
             return None
-        key_id, last_used_at, account_id, balance, plan_id, code, allows_bulk, rate = row
+        key_id, last_used_at, scope, expires_at, allowed_ips, role = row[:6]
+        account_id, balance, plan_id, code, allows_bulk, rate = row[6:]
         db = self.db
         plan = Plan.from_db(
             db, ["id", "code", "allows_bulk", "requests_per_second"], [plan_id, code, allows_bulk, rate]
@@ -133,16 +243,30 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         account = Account.from_db(db, ["id", "plan_id", "credit_balance"], [account_id, plan_id, balance])
         key = ApiKey.from_db(
             db,
-            ["id", "account_id", "last_used_at", "revoked_at"],
-            [key_id, account_id, last_used_at and sql.aware(last_used_at), None],
+            # from_db takes the values in the model's field order
+            ["id", "account_id", "scope", "expires_at", "allowed_ips", "last_used_at", "revoked_at"],
+            [key_id, account_id, scope, expires_at and sql.aware(expires_at), allowed_ips]
+            + [last_used_at and sql.aware(last_used_at), None],
         )
-        account.plan, key.account = plan, account
+        account.plan, key.account, key.creator_role = plan, account, role
         return key
 
 
 class ApiKey(models.Model):
+    class Scope(models.TextChoices):
+        FULL = "full", "Full: everything the API does"
+        VERIFY = "verify", "Verify: single and bulk verification only"
+        READ = "read", "Read: GET requests only"
+
     account = models.ForeignKey(Account, models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, default="Default")
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.FULL)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Refused from then on (none: never).")
+    allowed_ips = models.TextField(
+        blank=True, help_text="Addresses or networks (CIDR) it may be used from, one a line; empty: anywhere."
+    )
+    # The key belongs to the account; who made it decides how long it works (a removed member's stop).
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -157,12 +281,37 @@ class ApiKey(models.Model):
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name})"
 
+    # What ApiKeyQuerySet.find loads with the key: the role of the member who created it.
+    creator_role: str | None = None
+
     @classmethod
-    def issue(cls, *, account: Account, name: str = "Default") -> tuple[ApiKey, str]:
-        """Create a key; the raw key is returned here and never stored or shown again."""
+    def issue(
+        cls, *, account: Account, name: str = "Default", created_by: Any = None, **limits: Any
+    ) -> tuple[ApiKey, str]:
+        """Create a key (by its account's owner unless `created_by` says who; `limits`: scope,
+        expires_at, allowed_ips); the raw key is returned here and never stored or shown again."""
         raw = API_KEY_PREFIX + random_base62(32)
-        key = cls.objects.create(account=account, name=name, prefix=raw[:12], key_hash=sha256_hex(raw))
+        creator_id = created_by.pk if created_by is not None else account.owner_id
+        key = cls.objects.create(
+            account=account, name=name, prefix=raw[:12], key_hash=sha256_hex(raw), created_by_id=creator_id, **limits
+        )
         return key, raw
+
+    def allowed_networks(self) -> list[IPv4Network | IPv6Network]:
+        return [ip_network(line.strip(), strict=False) for line in self.allowed_ips.splitlines() if line.strip()]
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def allows_address(self, address: str) -> bool:
+        networks = self.allowed_networks()
+        if not networks:
+            return True
+        try:
+            ip = ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in networks)
 
     @property
     def is_active(self) -> bool:
@@ -245,3 +394,55 @@ class LoginWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.attempts} attempts until {self.window_ends}"
+
+
+# An account's audit log is kept this long, then pruned (lib/prune.py, by the indexed expires_at).
+AUDIT_RETENTION = timedelta(days=365)
+
+
+def _audit_expiry() -> datetime:
+    return timezone.now() + AUDIT_RETENTION
+
+
+class AuditEvent(models.Model):
+    """Something done to or for an account that its owners should be able to look up: who, when, from
+    which address, what. Written by the HTTP layer (accounts/auditing.py), which knows who acts."""
+
+    class Action(models.TextChoices):
+        SIGNED_IN = "signed_in", "Signed in"
+        SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
+        KEY_CREATED = "key_created", "API key created"
+        KEY_REVOKED = "key_revoked", "API key revoked"
+        SECRET_ROTATED = "secret_rotated", "Signing secret rotated"
+        MEMBER_INVITED = "member_invited", "Member invited"
+        MEMBER_JOINED = "member_joined", "Member joined"
+        MEMBER_REMOVED = "member_removed", "Member removed"
+        ROLE_CHANGED = "role_changed", "Role changed"
+        PLAN_CHANGED = "plan_changed", "Plan changed"
+        CREDITS_GRANTED = "credits_granted", "Credits granted"
+        JOB_DELETED = "job_deleted", "Job deleted"
+        TWO_FACTOR_CHANGED = "2fa_changed", "Two-factor sign-in changed"
+
+    account = models.ForeignKey(Account, models.CASCADE, related_name="audit_events")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    # Who: a person (kept by email too, should the user go) or an API key (by its prefix).
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    actor_email = models.CharField(max_length=254, blank=True)
+    key_prefix = models.CharField(max_length=12, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(default=_audit_expiry, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["account", "-created_at"], name="audit_account_newest")]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} by {self.who}"
+
+    @property
+    def who(self) -> str:
+        if self.key_prefix:
+            return f"API key {self.key_prefix}…"
+        return self.actor_email or "staff"

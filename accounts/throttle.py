@@ -17,6 +17,10 @@ from lib.tokens import sha256_hex
 
 MAX_ATTEMPTS = 5
 WINDOW_SECONDS = 15 * 60
+# Per client address, whatever the email: a brake on trying many addresses or opening many accounts.
+# (name: attempts, seconds) — docs/portal.md, "Security".
+PER_ADDRESS = {"login": (30, 15 * 60), "signup": (5, 60 * 60), "password-reset": (10, 60 * 60)}
+PASSWORD_RESETS_PER_EMAIL = (3, 60 * 60)
 
 
 def login_attempt_allowed(*, username: str, request: HttpRequest | None) -> bool:
@@ -30,7 +34,24 @@ def login_succeeded(*, username: str, request: HttpRequest | None) -> None:
     LoginWindow.objects.filter(pair=_pair(username, request)).delete()
 
 
-def _pair(username: str, request: HttpRequest | None) -> str:
+def address_allowed(scope: str, request: HttpRequest | None) -> bool:
+    """Count one `scope` attempt from the request's client address (PER_ADDRESS)."""
+    limit, window = PER_ADDRESS[scope]
+    return attempt_allowed(scope=f"{scope}-ip", key=client_address(request), limit=limit, window_seconds=window)
+
+
+def client_address(request: HttpRequest | None) -> str:
     # REMOTE_ADDR, not X-Forwarded-For: a client can write any forwarded header it likes.
-    address = request.META.get("REMOTE_ADDR", "") if request else ""
-    return sha256_hex(f"{username.strip().lower()}|{address}")
+    return request.META.get("REMOTE_ADDR", "") if request else ""
+
+
+def _pair(username: str, request: HttpRequest | None) -> str:
+    return sha256_hex(f"{username.strip().lower()}|{client_address(request)}")
+
+
+def attempt_allowed(*, scope: str, key: str, limit: int, window_seconds: int) -> bool:
+    """Count one attempt of `scope` for `key` (an address, an email); False once `limit` were made in
+    the window. The same atomic counter as log-ins (accounts.models.LoginWindow)."""
+    pair = sha256_hex(f"{scope}|{key.strip().lower()}")
+    attempts = LoginWindow.objects.count_attempt(pair=pair, now=time.time(), window_seconds=window_seconds)
+    return attempts <= limit

@@ -6,7 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic.base import View
 
-from accounts import views
+from accounts import security, views
 
 # Django's own password views, at our addresses and with our templates (accounts/<template>.html).
 PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
@@ -26,11 +26,22 @@ PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
 
 urlpatterns = [
     path("login", views.LoginView.as_view(), name="login"),
+    path("login/code", security.login_code, name="login-code"),
+    path("login/again", security.reask, name="reask"),
+    path("settings/security", security.security, name="security"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     *(
         path(route, view.as_view(template_name=f"accounts/{template}.html"), name=name)
         for route, view, name, template in PASSWORD_PAGES
     ),
+    path("account/switch", views.account_switch, name="account-switch"),
+    path("members", views.members, name="members"),
+    path("members/invite", views.member_invite, name="member-invite"),
+    path("members/require-2fa", views.require_two_factor, name="require-2fa"),
+    path("invitations/<str:token>", views.invitation, name="invitation"),
+    path("members/<int:member_id>/role", views.member_role, name="member-role"),
+    path("members/<int:member_id>/remove", views.member_remove_view, name="member-remove"),
+    path("settings/audit", views.audit_log, name="audit"),
     path("keys", views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("settings/signing-secret", views.signing_secret, name="signing-secret"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
@@ -10,7 +10,8 @@ from rest_framework.request import Request
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey
+from accounts.permissions import Action
 from api.authentication import ApiClient
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -23,13 +24,26 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 
 
 class AccountAPIView(APIView):
-    """An API view acting for the account that owns the request's key."""
+    """An API view acting for the account that owns the request's key.
+
+    `permission` names the action of each method, checked by api.permissions.KeyPermitted.
+    """
+
+    permission: ClassVar[dict[str, Action]] = {}
 
     @property
     def account(self) -> Account:
+        return self.client.account
+
+    @property
+    def key(self) -> ApiKey:
+        return self.client.key
+
+    @property
+    def client(self) -> ApiClient:
         client = self.request.user
         assert isinstance(client, ApiClient)
-        return client.account
+        return client
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
@@ -57,7 +71,7 @@ class ErrorSerializer(serializers.Serializer):
 
 # Every authenticated operation can answer these, whatever it does (414 and 431 come from
 # gunicorn with config/gunicorn.conf.py, before the application sees the request).
-_EVERY_OPERATION = (401, 406, 414, 429, 431, 500)
+_EVERY_OPERATION = (401, 403, 406, 414, 429, 431, 500)
 # And every operation that reads a request body these.
 BODY_ERRORS = (400, 413, 415)
 
@@ -76,7 +90,7 @@ _DESCRIPTIONS = {
     400: "invalid_request, deep_mode_disabled, invalid_file or invalid_callback_url",
     401: "authentication_required or invalid_api_key (with WWW-Authenticate: Bearer)",
     402: "insufficient_credits",
-    403: "plan_upgrade_required",
+    403: "key_not_permitted: the key's scope, expiry or IP allow-list (or its creator's role) rules this out",
     404: "not_found",
     406: "not_acceptable: the Accept header rules out application/json",
     409: "idempotency_key_in_use",

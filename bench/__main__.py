@@ -11,13 +11,13 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import bulk, engine, fairness, peer, report, scaling, single, weather
+from bench import bulk, deep, engine, fairness, peer, report, scaling, single, weather
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes, interruptible
 from bench.results import Measurement
 
-SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather")
+SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -129,6 +129,8 @@ def _runner(
         return lambda: fairness.run_fairness(dns.address, args.rows)
     if name == "weather":
         return lambda: weather.run(args.processes, args.delay_ms)
+    if name == "deep":
+        return deep.run
     if name == "isolation":
         return lambda: fairness.run_isolation(dns.address, args.rows, min(args.requests, 1000))
     sizes = (args.rows // 10, args.rows // 2, args.rows)

@@ -14,7 +14,8 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from accounts.admin import RECENT_ROWS, AccountAdmin
-from accounts.models import Account
+from accounts.auditing import audit
+from accounts.models import Account, AuditEvent
 from billing import gateway
 from billing.models import Customer, LedgerEntry, Payment, StripeEvent
 from billing.services import credits_grant
@@ -57,6 +58,7 @@ class AccountWithCreditsAdmin(AccountAdmin):
             with transaction.atomic():
                 for account in queryset:
                     credits_grant(account=account, amount=amount, note=note[:255])
+                    audit(request, account, AuditEvent.Action.CREDITS_GRANTED, f"{amount} credits: {note}")
             self.message_user(request, f"Granted {amount} credits to {len(queryset)} account(s).", messages.SUCCESS)
             return None
         context = {

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.decorators import account_required
 from accounts.models import Account
+from accounts.permissions import Action
 from billing import gateway, ledger, payments, prices
 from billing.models import Customer, Payment
 from lib.errors import DomainError
@@ -23,8 +24,8 @@ LEDGER_PAGE_SIZE = 25
 RECENT_PAYMENTS = 20
 
 
+@account_required(Action.BILLING)
 @require_GET
-@account_required
 def billing(request: HttpRequest, account: Account) -> HttpResponse:
     page = Paginator(ledger.lines(account), LEDGER_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
@@ -44,8 +45,8 @@ def billing(request: HttpRequest, account: Account) -> HttpResponse:
     return render(request, "billing/billing.html", context)
 
 
+@account_required(Action.BILLING)
 @require_http_methods(["GET", "POST"])
-@account_required
 def card(request: HttpRequest, account: Account) -> HttpResponse:
     """Save a card (a SetupIntent confirmed by Stripe Elements in the browser), optionally to buy a pack at once."""
     if not gateway.enabled():
@@ -76,8 +77,8 @@ def _card_saved(request: HttpRequest, account: Account, pack: prices.Price | Non
     return _buy(request, account, pack.code)
 
 
+@account_required(Action.BILLING)
 @require_POST
-@account_required
 def pack_buy(request: HttpRequest, account: Account, code: str) -> HttpResponse:
     """Buy a pack with the saved card; without one, enter a card first."""
     if not gateway.enabled():
@@ -99,8 +100,8 @@ def _buy(request: HttpRequest, account: Account, code: str) -> HttpResponse:
     return redirect("dashboard")
 
 
+@account_required(Action.BILLING)
 @require_POST
-@account_required
 def plan_switch(request: HttpRequest, account: Account) -> HttpResponse:
     if gateway.enabled():
         try:
@@ -110,8 +111,8 @@ def plan_switch(request: HttpRequest, account: Account) -> HttpResponse:
     return redirect("billing")
 
 
+@account_required(Action.BILLING)
 @require_POST
-@account_required
 def recharge(request: HttpRequest, account: Account) -> HttpResponse:
     if gateway.enabled():
         try:
@@ -125,8 +126,8 @@ def recharge(request: HttpRequest, account: Account) -> HttpResponse:
     return redirect("billing")
 
 
+@account_required(Action.BILLING)
 @require_GET
-@account_required
 def ledger_csv(request: HttpRequest, account: Account) -> StreamingHttpResponse:
     response = StreamingHttpResponse(ledger.csv_rows(account), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="ledger.csv"'

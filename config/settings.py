@@ -37,6 +37,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_q",
     "django_htmx",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "accounts",
     "api",
     "billing",
@@ -56,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -183,6 +187,11 @@ MAILERS = {
 }
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "no-reply@localhost")
 # Shown on the portal's billing page: where customers ask for credits or another plan.
+# Two-factor sign-in (django-otp): the name authenticator apps show, and whether staff need a code
+# for the admin (they sign in at /login, which asks for it).
+OTP_TOTP_ISSUER = "Verifier"
+ADMIN_REQUIRE_2FA = envbool("ADMIN_REQUIRE_2FA", False)
+
 BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
 
 # --- Self-serve billing (README "Billing") ------------------------------------------------
@@ -255,7 +264,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "api.permissions.KeyPermitted"],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["lib.jsonbody.UTF8JSONRenderer"],
@@ -302,6 +311,25 @@ VERIFIER_DNS_CANARY_SECONDS = envfloat("VERIFIER_DNS_CANARY_SECONDS", 60.0, mini
 VERIFIER_DOMAIN_TTL_MIN = 60
 VERIFIER_DOMAIN_TTL_MAX = 6 * 3600
 
+# --- Deep verification (SMTP; docs/deep.md) --------------------------------------------------
+# Off: validation_mode "deep" is refused with deep_mode_disabled.
+VERIFIER_DEEP_MODE = envbool("VERIFIER_DEEP_MODE", False)
+# The name in EHLO (its PTR record should match the sending IP) and the MAIL FROM address.
+VERIFIER_SMTP_HELO = envstr("VERIFIER_SMTP_HELO", "localhost")
+VERIFIER_SMTP_FROM = envstr("VERIFIER_SMTP_FROM", "")
+VERIFIER_SMTP_PORT = envint("VERIFIER_SMTP_PORT", 25, minimum=1)
+# Each SMTP step (connect, banner, every command) waits at most this long; a single request
+# answers within 2 x this + 5 s whatever the MX does.
+VERIFIER_SMTP_TIMEOUT = envfloat("VERIFIER_SMTP_TIMEOUT", 10.0)
+VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST = envint("VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST", 3, minimum=1)
+# Where the per-address connection slots' lock files live: one directory per machine.
+VERIFIER_SMTP_LOCK_DIR = envstr("VERIFIER_SMTP_LOCK_DIR", "/tmp/verifier-smtp-slots")
+VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = envfloat("VERIFIER_SMTP_GREYLIST_RETRY_SECONDS", 300.0)
+# "socks5://host:port": every SMTP connection goes through this proxy.
+VERIFIER_SMTP_PROXY = envstr("VERIFIER_SMTP_PROXY", "")
+# Tests only: let MX hosts on loopback and private networks be contacted.
+VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
+
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)
 CALLBACK_RETRY_BASE_SECONDS = envfloat("CALLBACK_RETRY_BASE_SECONDS", 30.0)
@@ -309,6 +337,8 @@ CALLBACK_RETRY_FACTOR = envfloat("CALLBACK_RETRY_FACTOR", 4.0, minimum=1.0)
 CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
 # Rows per chunk: one worker task, one credit reservation, one result part.
 BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
+# A deep job's chunks are at most this many rows (their SMTP sessions hold a worker: docs/deep.md).
+BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 200, minimum=1)
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)

@@ -32,13 +32,13 @@ api_v1: list[URLPattern | URLResolver] = [
         reads_only(csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi-schema"))),
         name="api-docs",
     ),
-    re_path(r"^[\s\S]*$", api_not_found),  # not ".*": a path may hold a newline (%0A) too
+    re_path(r"^[\s\S]*$", api_not_found, name="api-not-found"),  # not ".*": a path may hold a newline (%0A) too
 ]
 
 urlpatterns = [
     path("", include("ops.urls")),
     # Browsers ask for /favicon.ico on every page that names none: the portal's, the admin's, the API reference.
-    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True), name="favicon"),
     path("admin/dashboard/", dashboard, name="admin-dashboard"),  # before the admin's catch-all
     path("admin/", admin.site.urls),
     path("v1/", include(api_v1)),

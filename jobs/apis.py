@@ -11,6 +11,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.auditing import audit
+from accounts.models import AuditEvent
+from accounts.permissions import Action
 from api.exceptions import json_error
 from api.idempotency import fingerprint, idempotency_claim
 from api.views import (
@@ -41,6 +44,7 @@ from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 UPLOAD_ERRORS = {
     400: "invalid_file (also a row of more than 1,000 columns), invalid_callback_url or invalid_request "
     "(a bad Idempotency-Key)",
+    403: "plan_upgrade_required (bulk on the free plan) or key_not_permitted",
     413: "file_too_large: over 25 MB",
     422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
 }
@@ -69,6 +73,12 @@ UPLOAD_PARTS = {
         "type": "string",
         "description": "The address column: a header name (any case) or a 1-based number. Default: detected.",
     },
+    "validation_mode": {
+        "type": "string",
+        "enum": ["fast", "deep"],
+        "description": "`fast` (default) or `deep` (SMTP; refused with deep_mode_disabled unless the operator "
+        "turned deep mode on). One credit per address either way.",
+    },
 }
 
 # Room for the multipart boundaries, part headers and the callback_url field around the file.
@@ -76,6 +86,7 @@ _MULTIPART_SLACK_BYTES = 64 * 1024
 
 
 class BulkSubmitApi(AccountAPIView):
+    permission = {"POST": Action.BULK}
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -103,13 +114,18 @@ class BulkSubmitApi(AccountAPIView):
         _refuse_obviously_too_large(request)
         upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
         email_column = request.POST.get("email_column")
+        mode = request.POST.get("validation_mode") or "fast"
         key = request.headers.get(IDEMPOTENCY_HEADER)
-        fingerprinted = _fingerprint(upload, callback_url, email_column)
+        fingerprinted = _fingerprint(upload, callback_url, email_column, mode)
         claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted)
         if claim.replay is not None:
             return claim.replay
         submitted = job_submitted(
-            account=self.account, upload=upload, callback_url=callback_url, email_column=email_column
+            account=self.account,
+            upload=upload,
+            callback_url=callback_url,
+            email_column=email_column,
+            validation_mode=mode,
         )
         with claim, submitted as submission:
             body, headers = render_json(submission.receipt()), _receipt_headers(submission.job)
@@ -134,14 +150,18 @@ def _refuse_obviously_too_large(request: Request) -> None:
         raise file_too_large()
 
 
-def _fingerprint(upload: object, callback_url: str, email_column: str | None) -> str:
+def _fingerprint(upload: object, callback_url: str, email_column: str | None, mode: str) -> str:
     """The file's bytes, the callback URL and the email column, not the multipart body (its boundary is random)."""
     blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
     column = b"" if email_column is None else b"\0" + email_column.encode("utf-8", "surrogatepass")
-    return fingerprint(*blocks, b"\0" + callback_url.encode(), column)
+    # The default mode adds nothing, so a fast upload's fingerprint is what it was before deep mode.
+    mode_part = b"" if mode == "fast" else b"\0mode=" + mode.encode("utf-8", "surrogatepass")
+    return fingerprint(*blocks, b"\0" + callback_url.encode(), column, mode_part)
 
 
 class JobDetailApi(AccountAPIView):
+    permission = {"GET": Action.JOBS_READ, "DELETE": Action.JOBS_DELETE}
+
     @extend_schema(
         operation_id="job_read",
         responses={200: JobSerializer, **error_responses(404, described={404: "not_found: no such job of yours"})},
@@ -169,10 +189,13 @@ class JobDetailApi(AccountAPIView):
     )
     def delete(self, request: Request, job_id: str) -> HttpResponse:
         job_delete(account=self.account, job_id=job_id)
+        audit(request, self.account, AuditEvent.Action.JOB_DELETED, job_id, key=self.key)
         return HttpResponse(status=204)
 
 
 class JobListApi(AccountAPIView):
+    permission = {"GET": Action.JOBS_READ}
+
     @extend_schema(
         operation_id="job_list",
         parameters=[JobListQuerySerializer],
@@ -209,6 +232,7 @@ def _after(cursor: Job) -> Q:
 
 
 class BulkPreviewApi(AccountAPIView):
+    permission = {"POST": Action.BULK}
     parser_classes = [MultiPartParser]
 
     @extend_schema(
@@ -220,7 +244,10 @@ class BulkPreviewApi(AccountAPIView):
                 *BODY_ERRORS,
                 403,
                 422,
-                described={400: "invalid_request (email_column), invalid_file or invalid_callback_url"},
+                described={
+                    400: "invalid_request (email_column), invalid_file or invalid_callback_url",
+                    403: UPLOAD_ERRORS[403],
+                },
             ),
         },
         summary="What an upload would be, free: counts, the detected column, credits needed",
@@ -236,11 +263,14 @@ class BulkPreviewApi(AccountAPIView):
             upload=request.FILES.get("file"),
             callback_url=request.POST.get("callback_url") or "",
             email_column=request.POST.get("email_column"),
+            validation_mode=request.POST.get("validation_mode") or "fast",
         )
         return Response(preview)
 
 
 class JobResultsApi(AccountAPIView):
+    permission = {"GET": Action.JOBS_READ}
+
     @extend_schema(
         operation_id="job_results",
         parameters=[ResultsQuerySerializer],

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from jobs.models import BREAKDOWN_KEYS, Job
 from verification.engine.providers import PROVIDER_NAMES
+from verification.engine.verdict import DEEP_SUB_STATUSES
 
 STATUSES = ("valid", "risky", "invalid", "unknown")
 _LABELS = {
@@ -14,6 +15,13 @@ _LABELS = {
     "disposable": "Disposable",
     "role_based": "Role address",
     "dns_temporary_failure": "DNS failure",
+    "catch_all": "Catch-all domain",
+    "mailbox_not_found": "No such mailbox",
+    "mailbox_disabled": "Mailbox disabled",
+    "mailbox_full": "Mailbox full",
+    "greylisted": "Greylisted (ask later)",
+    "smtp_blocked": "Blocked by the mail server",
+    "smtp_unreachable": "Mail server unreachable",
     "free_provider": "Free provider",
     "did_you_mean": "Likely typo",
 }
@@ -40,7 +48,9 @@ def status_segments(job: Job) -> list[Segment]:
 
 
 def sub_status_segments(job: Job) -> list[Segment]:
+    """Every sub-status (a fast job's page leaves out deep mode's, which it never has)."""
     counts = job.breakdown_counts
+    keys = [key for key in BREAKDOWN_KEYS if job.validation_mode == "deep" or key not in DEEP_SUB_STATUSES]
     return [
         Segment(
             key,
@@ -49,7 +59,7 @@ def sub_status_segments(job: Job) -> list[Segment]:
             _percent(counts[key], job.processed),
             0.0,
         )
-        for key in BREAKDOWN_KEYS
+        for key in keys
     ]
 
 

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+
+from verification.forms import mode_field
 
 # The job page's download buttons: (label, status filter) and, for each, with or without the customer's columns.
 DOWNLOADS = [
@@ -29,3 +33,9 @@ class UploadForm(forms.Form):
     email_column = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
     confirm_partial = forms.BooleanField(required=False)
     confirm_no_addresses = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, deep: bool = False, **kwargs: Any) -> None:
+        """`deep`: whether the operator turned deep mode on; only then is there a mode to choose."""
+        super().__init__(*args, **kwargs)
+        if deep:
+            self.fields["validation_mode"] = mode_field()

@@ -48,6 +48,9 @@ class Job(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_job_id, editable=False)
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    validation_mode = models.CharField(
+        max_length=10, db_default="fast", help_text="fast, or deep (SMTP: docs/deep.md)."
+    )
     callback_url = models.URLField(max_length=2000, blank=True)
     input_name = models.CharField(max_length=255, help_text="Accepted addresses, in storage.")
     result_name = models.CharField(max_length=255, blank=True)
@@ -162,6 +165,9 @@ class Chunk(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Deep jobs: a chunk with greylisted rows is asked again (up to DEEP_RETRY_ROUNDS times), not before then.
+    retry_round = models.PositiveSmallIntegerField(db_default=0)
+    not_before = models.DateTimeField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)
     # None until the first claim reserved credits; a re-run reuses what is recorded here.
     reserved = models.PositiveIntegerField(null=True, blank=True)

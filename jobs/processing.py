@@ -30,12 +30,15 @@ from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, DeletedJob, Job
 from jobs.results import JobNotFound
 from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
+from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
 
+# A deep chunk with greylisted (4xx) rows is run again this many times before they stay `unknown`.
+DEEP_RETRY_ROUNDS = 3
 # A chunk whose claim has been taken this many times without finishing has crashed
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
@@ -94,19 +97,45 @@ def _process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    with answers_withheld() as withheld:
-        verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
-    if withheld or _failed_while_broken(verdicts, since=time.time()):
-        chunk_put_back(chunk=chunk)
-        metrics.verdicts_withheld(len(verdicts), source="bulk")
-        _waiting_for_resolver()
-        return
+    if chunk.job.validation_mode == "deep":
+        verdicts = deep_verify_many(emails, seconds=settings.BULK_CHUNK_LEASE_SECONDS / 2) if emails else []
+        if chunk.retry_round < DEEP_RETRY_ROUNDS and any(is_asked_again(v) for v in verdicts):
+            chunk_defer(chunk=chunk)
+            return
+    else:
+        with answers_withheld() as withheld:
+            verdicts = verify_many(emails, with_second_chance(domain_lookup(strict=True))) if emails else []
+        if withheld or _failed_while_broken(verdicts, since=time.time()):
+            chunk_put_back(chunk=chunk)
+            metrics.verdicts_withheld(len(verdicts), source="bulk")
+            _waiting_for_resolver()
+            return
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
     job_complete_if_done(job_id=chunk.job_id)
+
+
+def chunk_defer(*, chunk: Chunk) -> bool:
+    """Put a deep chunk with greylisted rows back, to be run again after
+    VERIFIER_SMTP_GREYLIST_RETRY_SECONDS, if it is still ours. Nothing is charged or recorded: the
+    run again asks the mail servers only what the shared caches do not hold (the greylisted rows),
+    keeps the credits the chunk reserved, and charges once, when it finishes."""
+    when = timezone.now() + timedelta(seconds=settings.VERIFIER_SMTP_GREYLIST_RETRY_SECONDS)
+    with transaction.atomic():
+        won = Chunk.objects.filter(pk=chunk.pk, state=Chunk.State.RUNNING, attempts=chunk.attempts).update(
+            state=Chunk.State.PENDING,
+            attempts=0,
+            lease_expires_at=None,
+            retry_round=F("retry_round") + 1,
+            not_before=when,
+        )
+        if won:
+            name = f"jobs: greylist retry {chunk.reference} round {chunk.retry_round + 1}"
+            transaction.on_commit(lambda: queue.chunk_work_at(when, name=name))
+    return bool(won)
 
 
 def _failed_while_broken(verdicts: Sequence[Verdict], *, since: float) -> bool:

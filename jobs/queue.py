@@ -39,6 +39,12 @@ def chunk_work(count: int) -> None:
         async_task(RUN_NEXT_CHUNK)
 
 
+def chunk_work_at(when: datetime, *, name: str) -> None:
+    """One task that runs whichever chunk's turn it is, at `when` (a deep chunk's greylist retry):
+    a one-off schedule, so no worker sleeps waiting for it."""
+    schedule(RUN_NEXT_CHUNK, name=name, schedule_type=Schedule.ONCE, next_run=when)
+
+
 RESUME_SCHEDULE = "jobs: resume bulk work once the resolver answers"
 
 

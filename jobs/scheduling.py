@@ -39,8 +39,10 @@ def work_for_new_job(chunks: int) -> int:
 
 
 def claimable(now: datetime) -> Q:
-    """Chunks a worker may take: never claimed, or their worker's lease ran out (it died)."""
-    return Q(state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
+    """Chunks a worker may take: never claimed (or put back to ask greylisted rows again, once their
+    time has come), or their worker's lease ran out (it died)."""
+    due = Q(not_before__isnull=True) | Q(not_before__lte=now)
+    return Q(due, state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
 
 
 def chunk_pick(limit: int = 3) -> list[int]:
@@ -85,5 +87,7 @@ def work_stalled(now: datetime) -> bool:
     cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
     if Job.objects.filter(status__in=UNFINISHED, served_at__gte=cutoff).exists():
         return False
-    old = Chunk.objects.filter(state=Chunk.State.PENDING, job__status__in=UNFINISHED, job__created_at__lt=cutoff)
+    old = Chunk.objects.filter(
+        claimable(now), state=Chunk.State.PENDING, job__status__in=UNFINISHED, job__created_at__lt=cutoff
+    )
     return old.exists()

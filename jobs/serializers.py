@@ -60,6 +60,7 @@ class JobSerializer(serializers.Serializer):
     id = serializers.CharField()
     filename = serializers.CharField(allow_null=True, help_text="The uploaded file's base name.")
     status = serializers.ChoiceField(choices=Job.Status.choices)
+    validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
     progress = ProgressSerializer(source="*")
     breakdown = BreakdownSerializer(source="*")
     result_download_url = serializers.SerializerMethodField()

@@ -24,6 +24,7 @@ from lib import outbound
 from lib.errors import DomainError
 from verification.engine.syntax import parse
 from verification.models import DomainRecord
+from verification.services import mode_require
 
 
 class BulkNotInPlan(DomainError):
@@ -121,6 +122,7 @@ def job_submitted(
     email_column: str | None = None,
     partial_ok: bool = True,
     no_addresses_ok: bool = True,
+    validation_mode: object = "fast",
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
@@ -130,6 +132,7 @@ def job_submitted(
     Each is a DomainError that changes nothing; the portal shows it on its field. The
     submission is yielded inside the transaction that creates the job (see `job_created`).
     """
+    mode = mode_require(validation_mode)
     bulk_in_plan(account=account)
     credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
@@ -137,7 +140,8 @@ def job_submitted(
         raise NoAddressesNotConfirmed
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
-    with job_created(account=account, found=found, callback_url=url, filename=upload_filename(upload)) as submission:
+    filename = upload_filename(upload)
+    with job_created(account=account, found=found, callback_url=url, filename=filename, mode=mode) as submission:
         yield submission
 
 
@@ -150,6 +154,7 @@ class SubmitArgs(TypedDict, total=False):
     email_column: str | None
     partial_ok: bool
     no_addresses_ok: bool
+    validation_mode: object
 
 
 def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
@@ -182,7 +187,7 @@ def upload_filename(upload: object) -> str | None:
 
 @contextmanager
 def job_created(
-    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None
+    *, account: Account, found: AddressList, callback_url: str, filename: str | None = None, mode: str = "fast"
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -190,7 +195,7 @@ def job_created(
     in its `with` block (the API's idempotent reply) commits with the job or not at all. If anything
     fails, the stored file is deleted: nothing is left behind.
     """
-    job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses))
+    job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses), mode=mode)
     name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
     try:
         with transaction.atomic():
@@ -202,6 +207,7 @@ def job_created(
                 total=len(found.addresses),
                 filename=filename,
                 columns=found.columns,
+                validation_mode=mode,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())
@@ -217,9 +223,12 @@ SMALL_JOB_CHUNKS = 10
 MIN_CHUNK_SIZE = 25
 
 
-def chunk_size_for(total: int) -> int:
-    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it."""
-    return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
+def chunk_size_for(total: int, *, mode: str = "fast") -> int:
+    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it. A deep
+    chunk is at most BULK_DEEP_CHUNK_SIZE rows: it waits on mail servers, and a worker holding it
+    is one another customer's fast job cannot have (fair share, docs/deep.md)."""
+    size = min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
+    return min(size, settings.BULK_DEEP_CHUNK_SIZE) if mode == "deep" else size
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:
@@ -292,9 +301,15 @@ class Preview(TypedDict):
 
 
 def job_preview(
-    *, account: Account, upload: object, callback_url: object, email_column: str | None
+    *,
+    account: Account,
+    upload: object,
+    callback_url: object,
+    email_column: str | None,
+    validation_mode: object = "fast",
 ) -> tuple[Preview, AddressList]:
     """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
+    mode_require(validation_mode)
     bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     return preview_of(found, credits_available=account.credit_balance), found

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import csv
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.models import Account
+from accounts.models import Account, AuditEvent
+from accounts.permissions import Action
 from jobs import charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
@@ -27,10 +30,11 @@ STATUS_FILTERS = ["all", *Job.Status.values]
 PREVIEW_ROWS = 5
 
 
-@account_required
+@account_required(Action.BULK)
 @require_http_methods(["GET", "POST"])
 def job_new(request: HttpRequest, account: Account) -> HttpResponse:
-    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    deep = settings.VERIFIER_DEEP_MODE
+    form = UploadForm(request.POST, request.FILES, deep=deep) if request.method == "POST" else UploadForm(deep=deep)
     if form.is_bound and form.is_valid():
         try:
             job = _submit(account, form)
@@ -55,14 +59,15 @@ def _submit(account: Account, form: UploadForm) -> Job:
         email_column=data["email_column"] or None,
         partial_ok=data["confirm_partial"],
         no_addresses_ok=data["confirm_no_addresses"],
+        validation_mode=data.get("validation_mode") or "fast",
     ).job
 
 
-@account_required
+@account_required(Action.BULK)
 @require_POST
 def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
     """The upload page's preview card (htmx): what the file holds and what it would cost; nothing is kept."""
-    form = UploadForm(request.POST, request.FILES)
+    form = UploadForm(request.POST, request.FILES, deep=settings.VERIFIER_DEEP_MODE)
     form.is_valid()  # every field is optional: the checks are the service's
     data = form.cleaned_data
     context: dict[str, object] = {"account": account}
@@ -72,6 +77,7 @@ def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
             upload=data.get("file"),
             callback_url=data.get("callback_url", ""),
             email_column=data.get("email_column") or None,
+            validation_mode=data.get("validation_mode") or "fast",
         )
     except DomainError as refused:
         context["error"] = refused
@@ -94,7 +100,7 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
     }
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_detail(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = account.jobs.filter(pk=job_id).first()
     if job is None:
@@ -108,7 +114,7 @@ def _job_gone(request: HttpRequest, account: Account, job_id: str) -> HttpRespon
     return render(request, "jobs/gone.html", {"account": account, "deleted": deleted, "job_id": job_id}, status=404)
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_progress(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """The part of the job page htmx polls; it polls slower once the job ends, while a callback may be retried."""
     job = get_object_or_404(account.jobs, pk=job_id)
@@ -130,7 +136,7 @@ def _progress_context(job: Job) -> dict[str, object]:
     }
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     """A fresh signed URL (the API's), issued at the click so an old page never holds a stale one."""
     job = account.jobs.filter(pk=job_id).first()
@@ -145,16 +151,17 @@ def job_download(request: HttpRequest, account: Account, job_id: str) -> HttpRes
     return redirect(download_url(job, name))
 
 
-@account_required
+@account_required(Action.JOBS_DELETE)
 @require_POST
 def job_delete_view(request: HttpRequest, account: Account, job_id: str) -> HttpResponse:
     job = get_object_or_404(account.jobs, pk=job_id)
     job_delete(account=account, job_id=job.pk)
+    audit(request, account, AuditEvent.Action.JOB_DELETED, f"{job.pk} ({job.filename or 'no file name'})")
     messages.success(request, f"Deleted {job.filename or job.pk} and its files.")
     return redirect("jobs")
 
 
-@account_required
+@account_required(Action.JOBS_READ)
 def job_list(request: HttpRequest, account: Account) -> HttpResponse:
     status = request.GET.get("status", "all")
     if status not in STATUS_FILTERS:

@@ -30,6 +30,11 @@ WITHHELD = Counter(
 CALLBACK_ATTEMPTS = Counter(
     "verifier_callback_attempts_total", "Callback deliveries attempted, by outcome.", ["outcome"]
 )
+SMTP_SESSIONS = Counter(
+    "verifier_smtp_sessions_total",
+    "SMTP sessions of deep verification opened, by outcome (completed, blocked, unreachable, backed_off).",
+    ["outcome"],
+)
 REQUESTS = Counter("verifier_http_requests_total", "HTTP requests answered, by view.", ["view", "method", "status"])
 LATENCY = Histogram("verifier_http_request_duration_seconds", "Time to answer a request, by view.", ["view"])
 
@@ -48,6 +53,11 @@ def bulk_rows_counted(statuses: Iterable[str]) -> None:
 def dns_queries_counted(outcomes: Iterable[str]) -> None:
     for outcome, count in Tally(outcomes).items():
         DNS_QUERIES.labels(outcome=outcome).inc(count)
+
+
+def smtp_sessions_counted(outcomes: Iterable[str]) -> None:
+    for outcome, count in Tally(outcomes).items():
+        SMTP_SESSIONS.labels(outcome=outcome).inc(count)
 
 
 def verdicts_withheld(count: int, *, source: str) -> None:

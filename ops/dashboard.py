@@ -49,6 +49,7 @@ def machine_figures() -> dict[str, Any]:
             "percent": round(100 * unknown / verdicts, 1) if verdicts else 0,
         },
         "heartbeats": machine.heartbeats(),
+        "smtp": machine.smtp_sessions(),
         "resolver": resolver_health(),
         "day_ago": machine.day_ago(),
     }

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django_q.status import Stat
 
 from jobs.models import CallbackDelivery, Chunk, Job
-from verification.models import CachedVerdict
+from verification.models import CachedVerdict, SmtpSessionCount
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,21 @@ def callbacks() -> dict[str, int]:
     return CallbackDelivery.objects.filter(failed | retrying).aggregate(
         failed_24h=Count("id", filter=failed), retrying=Count("id", filter=retrying)
     )
+
+
+SMTP_OUTCOMES = ("completed", "blocked", "unreachable", "backed_off")
+
+
+def smtp_sessions() -> dict[str, object]:
+    """Deep verification's SMTP sessions of the last hour by outcome, and the share blocked."""
+    counts = SmtpSessionCount.objects.since(timezone.now() - timedelta(hours=1))
+    total = sum(counts.values())
+    blocked = counts.get("blocked", 0)
+    return {
+        "by_outcome": [(outcome, counts.get(outcome, 0)) for outcome in SMTP_OUTCOMES],
+        "total": total,
+        "blocked_percent": round(100 * blocked / total, 1) if total else 0,
+    }
 
 
 def unknown_share() -> tuple[int, int]:

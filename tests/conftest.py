@@ -7,8 +7,10 @@ the business from the admin.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,8 +24,10 @@ from django.test import Client
 from accounts.models import Account
 from bench.procs import interruptible
 from tests.factories import AccountFactory, UserFactory, issue_key
+from tests.support.deep import SCRIPTS, deep_settings, farm_zone
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
+from tests.support.mx_farm import MxFarm
 
 # Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
 # runs each of them whole, so its stack starts once; every other test is scheduled on its own.
@@ -32,6 +36,7 @@ from tests.support.metrics import TOKEN as METRICS_TOKEN
 ONE_WORKER_MODULES = frozenset(
     {
         "tests/jobs/test_e2e.py",
+        "tests/jobs/test_deep_e2e.py",
         "tests/jobs/test_e2e_resolver.py",
         "tests/jobs/test_s3.py",
         "tests/test_gunicorn.py",
@@ -39,6 +44,26 @@ ONE_WORKER_MODULES = frozenset(
         "tests/test_readme_examples.py",
     }
 )
+
+
+def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
+    """Traffic stays on loopback: a test process never connects to any other address (an audit
+    hook sees every socket.connect, aiosmtplib's, dnspython's and asyncio's included)."""
+    if event != "socket.connect":
+        return
+    sock, address = args
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    host = address[0]
+    try:
+        allowed = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        allowed = host == "localhost"
+    if not allowed:
+        raise ConnectionRefusedError(f"tests stay on loopback: a connection to {address!r} was stopped")
+
+
+sys.addaudithook(_loopback_only)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,6 +133,23 @@ def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def dns_server() -> Iterator[DnsServer]:
     with DnsServer(zone=dict(BASE_ZONE)) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def farm() -> Iterator[MxFarm]:
+    """The MX farm of the deep-verification tests (tests/support/deep.py), started once."""
+    with MxFarm(SCRIPTS) as running:
+        yield running
+
+
+@pytest.fixture
+def deep_farm(settings: Any, farm: MxFarm, tmp_path: Path, _resolver_on_loopback: DnsServer) -> Iterator[MxFarm]:
+    """Deep mode on, pointed at the farm, its domains in DNS; no DATA or VRFY ever reaches it."""
+    deep_settings(settings, farm, tmp_path / "smtp-slots")
+    farm_zone(_resolver_on_loopback)
+    farm.reset()
+    yield farm
+    assert farm.stats.commands["DATA"] == 0 and farm.stats.commands["VRFY"] == 0
 
 
 @pytest.fixture(autouse=True)

@@ -4,8 +4,9 @@ from typing import Any
 
 import factory
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
-from accounts.models import Account, ApiKey, Plan
+from accounts.models import Account, ApiKey, Membership, Plan, Role
 from accounts.plans import plan_defaults
 from billing.services import credits_grant
 
@@ -31,10 +32,17 @@ class AccountFactory(factory.django.DjangoModelFactory):
         plan_code = "starter"
 
     owner = factory.SubFactory(UserFactory)
+    email_confirmed_at = factory.LazyFunction(timezone.now)
     # get_or_create: transactional tests flush the rows the data migration made.
     plan = factory.LazyAttribute(
         lambda o: Plan.objects.get_or_create(code=o.plan_code, defaults=plan_defaults(o.plan_code))[0]
     )
+
+    @factory.post_generation
+    def members(self, create: bool, extracted: Any, **kwargs: Any) -> None:
+        """Its owner is its first member, as `account_open` makes it."""
+        if create:
+            Membership.objects.create(account=self, user=self.owner, role=Role.OWNER)
 
     @factory.post_generation
     def credits(self, create: bool, extracted: int | None, **kwargs: Any) -> None:

@@ -118,3 +118,8 @@ def test_customers_cannot_open_the_admin(owner: Persona) -> None:
     client = Client()
     client.force_login(owner.account.owner)
     assert client.get(reverse("admin:index")).status_code == 302
+
+
+def test_an_accounts_admin_page_lists_its_members_and_roles(admin_client_: Client, owner: Persona) -> None:
+    page = admin_client_.get(reverse("admin:accounts_account_change", args=[owner.account.pk])).content.decode()
+    assert f"{owner.account.email}</a></td><td>owner</td>" in page

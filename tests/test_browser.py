@@ -119,6 +119,14 @@ def test_customer_journey_through_the_portal(page: Page, live_server: Any, setti
     snap(page, "02-signup")
     page.get_by_role("button", name="Create account").click()
     expect(page).to_have_url(re.compile(r"/dashboard$"))
+    expect(page.locator("#credit-balance")).to_have_text("0")  # the free credits wait for the address
+    from django.core import mail
+
+    confirm = re.search(r"http://\S+/signup/confirm/\S+", mail.outbox[-1].body)
+    assert confirm is not None
+    page.goto(confirm.group())
+    expect(page.locator("[data-confirmed]")).to_be_visible()
+    page.get_by_role("link", name="Go to the dashboard").click()
     expect(page.locator("#credit-balance")).to_have_text("100")
     snap(page, "03-dashboard")
 

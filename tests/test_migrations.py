@@ -69,3 +69,48 @@ def test_the_plan_table_rename_keeps_every_plan_and_the_accounts_on_them(fresh_d
     plans, kept = _manage(fresh_database, "shell", "-v0", "-c", AFTER_CHECK).strip().splitlines()[-2:]
     assert plans == "['enterprise', 'free', 'pro', 'starter']"
     assert kept == "pro 7 accounts_plan"
+
+
+BEFORE_MEMBERS = """
+from django.contrib.auth import get_user_model
+from django.db import connection
+from lib.tokens import sha256_hex
+with connection.cursor() as c:
+    c.execute("SELECT id FROM accounts_plan WHERE code = 'starter'")
+    starter = c.fetchone()[0]
+    for n, email in enumerate(["first@example.com", "second@example.com"]):
+        user = get_user_model().objects.create(username=email, email=email)
+        c.execute("INSERT INTO accounts_account (owner_id, plan_id, credit_balance, signing_secret,"
+                  " previous_signing_secret, public_id, created_at) VALUES (%s, %s, %s, 'whsec_x', '',"
+                  " %s, CURRENT_TIMESTAMP)", [user.pk, starter, 40 + n, f"0f8fad5b-d9cb-469f-a165-7086772895{n}e"])
+        c.execute("SELECT id FROM accounts_account WHERE owner_id = %s", [user.pk])
+        account = c.fetchone()[0]
+        c.execute("INSERT INTO accounts_apikey (account_id, name, prefix, key_hash, created_at)"
+                  " VALUES (%s, 'old', 'ev_live_old', %s, CURRENT_TIMESTAMP)", [account, sha256_hex(f"ev_live_old{n}")])
+"""
+
+AFTER_MEMBERS = """
+from accounts.models import Account, ApiKey, account_for
+from django.contrib.auth import get_user_model
+for email, n in [("first@example.com", 0), ("second@example.com", 1)]:
+    user = get_user_model().objects.get(username=email)
+    account = account_for(user)
+    member = account.memberships.get()
+    key = ApiKey.objects.find(f"ev_live_old{n}")
+    print(account.email, account.credit_balance, member.user.email, member.role, key.account.pk == account.pk,
+          key.scope, key.creator_role)
+"""
+
+
+def test_every_existing_account_gets_its_person_as_owner_member_and_its_keys_keep_working(
+    fresh_database: str,
+) -> None:
+    _manage(fresh_database, "migrate", "--noinput", "-v0")
+    _manage(fresh_database, "migrate", "accounts", "0007", "--noinput", "-v0")  # the schema before members
+    _manage(fresh_database, "shell", "-c", BEFORE_MEMBERS)
+    _manage(fresh_database, "migrate", "--noinput", "-v0")
+    lines = _manage(fresh_database, "shell", "-v0", "-c", AFTER_MEMBERS).strip().splitlines()[-2:]
+    assert lines == [
+        "first@example.com 40 first@example.com owner True full owner",
+        "second@example.com 41 second@example.com owner True full owner",
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,13 +35,72 @@ def log_in(client: Client, email: str, password: str, address: str = "203.0.113.
     return client.post(reverse("login"), {"username": email, "password": password}, REMOTE_ADDR=address)
 
 
-def test_sign_up_opens_a_free_account_with_100_credits(db: None) -> None:
+def test_sign_up_opens_a_free_account_whose_100_credits_wait_for_the_mailed_link(db: None) -> None:
     response = sign_up(Client(), email="New@Company.example.com")
     account = Account.objects.get(owner__email="new@company.example.com")
     assert response.status_code == 302
-    assert (account.plan.code, account.credit_balance) == ("free", 100)
+    assert (account.plan.code, account.credit_balance, account.email_confirmed_at) == ("free", 0, None)
+    assert mail.outbox[-1].to == ["new@company.example.com"]
+    Client().get(confirmation_link())
+    account.refresh_from_db()
+    assert account.credit_balance == 100 and account.email_confirmed_at is not None
     grants = LedgerEntry.objects.filter(account=account)
     assert [(e.kind, e.amount, e.balance_after) for e in grants] == [("grant", 100, 100)]
+
+
+def confirmation_link() -> str:
+    found = re.search(r"http://\S+(/signup/confirm/\S+)", mail.outbox[-1].body)
+    assert found is not None, "no confirmation link in the mail"
+    return found.group(1)
+
+
+def test_the_confirmation_link_grants_the_credits_once(db: None) -> None:
+    sign_up(Client())
+    link = confirmation_link()
+    assert "data-confirmed" in Client().get(link).content.decode()
+    again = Client().get(link).content.decode()
+    assert "already confirmed" in again
+    assert Account.objects.get().credit_balance == 100
+
+
+def test_a_confirmation_link_expires_after_seven_days_and_a_forged_one_is_refused(db: None) -> None:
+    sign_up(Client())
+    link = confirmation_link()
+    with time_machine.travel(timezone.now() + timedelta(days=7, seconds=1)):
+        assert Client().get(link).status_code == 404
+    assert Client().get(link[:-3] + "abc").status_code == 404
+    assert Account.objects.get().credit_balance == 0
+
+
+def test_the_link_can_be_sent_again_three_times_an_hour(db: None) -> None:
+    client = Client()
+    sign_up(client)
+    for _ in range(4):
+        client.post(reverse("signup-confirm-resend"))
+    assert len(mail.outbox) == 1 + 3
+
+
+def test_sign_ups_from_one_address_are_limited_to_five_an_hour(db: None) -> None:
+    for n in range(6):
+        response = sign_up(Client(), email=f"farm{n}@company.example.com")
+    assert "Too many sign-ups from your address" in response.content.decode()
+    assert Account.objects.count() == 5
+
+
+def test_log_ins_from_one_address_are_limited_whatever_the_email(owner: Persona) -> None:
+    for n in range(30):
+        log_in(Client(), f"guess{n}@company.example.com", "wrong", address="198.51.100.77")
+    refused = log_in(Client(), owner.account.owner.email, PASSWORD, address="198.51.100.77")
+    assert "Too many log-in attempts from your address" in refused.content.decode()
+    assert log_in(Client(), owner.account.owner.email, PASSWORD, address="198.51.100.78").status_code == 302
+
+
+def test_password_reset_mails_to_one_address_are_limited_to_three_an_hour(owner: Persona) -> None:
+    email = owner.account.owner.email
+    for _ in range(4):
+        response = Client().post(reverse("password_reset"), {"email": email})
+    assert "Too many reset requests" in response.content.decode()
+    assert len(mail.outbox) == 3
 
 
 def test_sign_up_logs_the_new_owner_in(db: None) -> None:
@@ -115,7 +175,7 @@ def test_closed_log_in_windows_are_deleted_by_later_attempts(owner: Persona) -> 
         log_in(Client(), email, "wrong", address="203.0.113.7")
         clock.shift(timedelta(minutes=15, seconds=1))
         log_in(Client(), email, "wrong", address="198.51.100.9")
-    assert LoginWindow.objects.count() == 1
+    assert LoginWindow.objects.count() == 2  # the second attempt's: email with address, and address alone
 
 
 def test_admin_log_in_is_throttled_too(staff: Any) -> None:
@@ -198,3 +258,9 @@ def test_parallel_wrong_passwords_get_only_five_password_checks() -> None:
         user_login_failed.disconnect(receiver)
     assert statuses == [200] * 40
     assert len(checks) == 5
+
+
+def test_the_confirmation_mail_as_printed_holds_the_link_whole(db: None) -> None:
+    sign_up(Client())
+    printed = mail.outbox[-1].message().as_string()
+    assert "quoted-printable" not in printed and f"{confirmation_link()}\n" in printed

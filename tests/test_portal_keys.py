@@ -70,3 +70,21 @@ def test_revoking_one_key_leaves_the_others_working(owner: Persona) -> None:
     logged_in(owner).post(reverse("key-revoke", args=[owner.account.api_keys.get(name="Test key").pk]))
     owner.api_key = raw
     assert owner.verify("jane@good.com").status_code == 200
+
+
+def test_a_key_is_created_with_a_scope_an_expiry_and_an_allow_list(owner: Persona) -> None:
+    form = {"name": "CRM", "scope": "verify", "expires_on": "2099-01-31", "allowed_ips": "10.0.0.7\n203.0.113.9/24"}
+    page = logged_in(owner).post(reverse("keys"), form).content.decode()
+    key = owner.account.api_keys.get(name="CRM")
+    assert (key.scope, key.expires_at.isoformat()) == ("verify", "2099-02-01T00:00:00+00:00")
+    assert key.allowed_ips == "10.0.0.7/32\n203.0.113.0/24"
+    assert key.created_by == owner.account.owner
+    assert "203.0.113.0/24" in page and "by " + owner.account.email in page
+
+
+def test_a_key_with_a_bad_network_or_a_past_day_is_not_created(owner: Persona) -> None:
+    bad_ip = logged_in(owner).post(reverse("keys"), {"name": "CRM", "allowed_ips": "10.0.0.300"}).content.decode()
+    past = logged_in(owner).post(reverse("keys"), {"name": "CRM", "expires_on": "2001-01-01"}).content.decode()
+    assert "is not an IP address or a network" in bad_ip
+    assert "Choose today or a later day." in past
+    assert owner.account.api_keys.count() == 1

@@ -27,6 +27,10 @@ def test_both_hourly_schedules_exist_after_migrate(db: None) -> None:
     assert {"verification.tasks.prune_expired", "jobs.tasks.sweep_orphan_uploads"} <= funcs
 
 
+# Deep verification's shared answers (tests/test_deep_verify.py prunes them); fast mode writes none.
+NO_DEEP_ANSWERS = {"CatchAllAnswer": 0, "MailboxAnswer": 0, "SmtpSessionCount": 0}
+
+
 def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: Persona) -> None:
     start = timezone.now()
     with time_machine.travel(start, tick=False) as clock:
@@ -34,25 +38,40 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
         owner.verify("x@nullmx.com")  # invalid: 1 h
         assert counts() == (2, 2, 1)
         assert prune_expired() == {
+            "AuditEvent": 0,
+            "Invitation": 0,
             "CachedVerdict": 0,
             "DomainRecord": 0,
             "IdempotencyRecord": 0,
             "DeletedJob": 0,
+            **NO_DEEP_ANSWERS,
             "StripeEvent": 0,
         }
         clock.shift(timedelta(hours=6, seconds=1))  # past the invalid verdict's hour and any domain TTL
         assert prune_expired() == {
+            "AuditEvent": 0,
+            "Invitation": 0,
             "CachedVerdict": 1,
             "DomainRecord": 2,
             "IdempotencyRecord": 0,
             "DeletedJob": 0,
+            **NO_DEEP_ANSWERS,
             "StripeEvent": 0,
         }
         owner.verify("fresh@good.com")  # live rows made now must survive the next prune
         clock.shift(timedelta(hours=18))
         pruned = prune_expired()
     # The first verdict (24 h) and the key (24 h) are gone; the fresh verdict is 18 h old and stays.
-    assert pruned == {"CachedVerdict": 1, "DomainRecord": 1, "IdempotencyRecord": 1, "DeletedJob": 0, "StripeEvent": 0}
+    assert pruned == {
+        "AuditEvent": 0,
+        "Invitation": 0,
+        "CachedVerdict": 1,
+        "DomainRecord": 1,
+        "IdempotencyRecord": 1,
+        "DeletedJob": 0,
+        **NO_DEEP_ANSWERS,
+        "StripeEvent": 0,
+    }
     assert list(CachedVerdict.objects.values_list("email", flat=True)) == ["fresh@good.com"]
 
 

@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+
+MODE_CHOICES = [
+    ("fast", "Fast: syntax and DNS (1 credit)"),
+    ("deep", "Deep: also ask the mail server whether the mailbox exists (1 credit; slower)"),
+]
 
 
 class VerifyForm(forms.Form):
@@ -9,4 +16,22 @@ class VerifyForm(forms.Form):
         label="Email address",
         max_length=1000,
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "email"}),
+    )
+
+    def __init__(self, *args: Any, deep: bool = False, **kwargs: Any) -> None:
+        """`deep`: whether the operator turned deep mode on; only then is there a choice to make."""
+        super().__init__(*args, **kwargs)
+        if deep:
+            self.fields["validation_mode"] = mode_field()
+
+    @property
+    def mode(self) -> str:
+        return str(self.cleaned_data.get("validation_mode") or "fast")
+
+
+def mode_field() -> forms.ChoiceField:
+    """The fast/deep choice of the verify and upload pages, offered only while deep mode is on."""
+    # Not required: a form posted without it (an older page, a script) is a fast check, as before.
+    return forms.ChoiceField(
+        label="Mode", choices=MODE_CHOICES, initial="fast", required=False, widget=forms.RadioSelect
     )

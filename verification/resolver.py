@@ -51,8 +51,10 @@ class TrustedResolver(BatchResolver):
 
     An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding whose
     canary queries went out after these answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old
-    (bulk chunks: their verdicts are final and many). A check begun earlier, even by a moment, may
-    have been answered before the resolver broke and these answers after.
+    (bulk chunks: their verdicts are final and many): a check begun earlier, even by a moment, may
+    have been answered before the resolver broke and these answers after. And since answers may also
+    have come just before it recovered, a negative answer is believed only when asked once more
+    after a finding that the resolver works.
     """
 
     def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
@@ -60,15 +62,30 @@ class TrustedResolver(BatchResolver):
         self.strict = strict
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
-        answers = super().resolve(domains)
-        answered_at = time.time()
-        metrics.dns_queries_counted(answer.status for answer in answers.values())
-        negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
-        if negative and resolver_broken(since=answered_at if self.strict else None):
-            answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
-            if (withheld := _WITHHELD.get()) is not None:
-                withheld.extend(negative)
+        answers = self._asked(domains)
+        negative = self._withheld_if_broken(answers, answered_at=time.time())
+        if negative and self.strict:
+            # The canaries answer now, but these answers may have come just before the resolver recovered:
+            # ask again, and believe a second "no" only if the resolver has not broken meanwhile.
+            again = self._asked(negative)
+            answers.update(again)
+            self._withheld_if_broken(again, answered_at=time.time())
         return answers
+
+    def _asked(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
+        answers = super().resolve(domains)
+        metrics.dns_queries_counted(answer.status for answer in answers.values())
+        return answers
+
+    def _withheld_if_broken(self, answers: dict[str, DomainAnswer], *, answered_at: float) -> list[str]:
+        """Replace the negative answers by failures if the resolver is broken; else return them."""
+        negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
+        if not negative or not resolver_broken(since=answered_at if self.strict else None):
+            return negative
+        answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
+        if (withheld := _WITHHELD.get()) is not None:
+            withheld.extend(negative)
+        return []
 
 
 @cache

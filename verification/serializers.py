@@ -5,6 +5,7 @@ from rest_framework import serializers
 from api.exceptions import ApiError
 from lib.fields import StrictCharField
 from verification.engine.providers import PROVIDERS
+from verification.engine.verdict import SubStatus
 
 MAX_EMAIL_LENGTH = 1000
 VALIDATION_MODES = ["fast", "deep"]
@@ -18,7 +19,11 @@ class VerifyRequestSerializer(serializers.Serializer):
     validation_mode = serializers.ChoiceField(
         choices=VALIDATION_MODES,
         default="fast",
-        help_text="`fast` (the default). `deep` is refused with 400 deep_mode_disabled: it is not available yet.",
+        help_text=(
+            "`fast` (the default) or `deep`: also asks the domain's mail server over SMTP whether the mailbox "
+            "exists and whether the domain is catch-all. `deep` is refused with 400 deep_mode_disabled unless "
+            "the operator has turned deep mode on."
+        ),
     )
 
 
@@ -26,10 +31,16 @@ class ChecksSerializer(serializers.Serializer):
     syntax_valid = serializers.BooleanField()
     domain_valid = serializers.BooleanField()
     mx_found = serializers.BooleanField()
-    smtp_valid = serializers.BooleanField(allow_null=True)
+    smtp_valid = serializers.BooleanField(
+        allow_null=True,
+        help_text="Deep mode: whether the mailbox exists; null in fast mode or when the server would not say.",
+    )
     is_disposable = serializers.BooleanField()
     is_role_based = serializers.BooleanField()
-    is_catch_all = serializers.BooleanField(allow_null=True)
+    is_catch_all = serializers.BooleanField(
+        allow_null=True,
+        help_text="Deep mode: whether the domain accepts mail for any address; null in fast mode or when unknown.",
+    )
     is_free_provider = serializers.BooleanField()
 
 
@@ -37,8 +48,10 @@ class VerificationResultSerializer(serializers.Serializer):
     email = serializers.CharField()
     status = serializers.ChoiceField(choices=["valid", "invalid", "risky", "unknown"])
     sub_status = serializers.ChoiceField(
-        choices=["invalid_syntax", "no_mx_record", "disposable", "role_based", "dns_temporary_failure"],
+        choices=[sub.value for sub in SubStatus],
         allow_null=True,
+        help_text="Deep mode adds catch_all, mailbox_not_found, mailbox_disabled, mailbox_full, greylisted, "
+        "smtp_blocked and smtp_unreachable.",
     )
     validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
     confidence = serializers.ChoiceField(choices=["high", "medium", "low"])

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from accounts.decorators import account_required
 from accounts.models import Account
+from accounts.permissions import Action
 from billing.services import InsufficientCredits
 from verification.engine import Verdict
 from verification.engine.providers import PROVIDER_NAMES
@@ -34,15 +36,16 @@ class CheckRow:
     tone: str  # good, bad, fact (neither), unchecked
 
 
-@account_required
+@account_required(Action.VERIFY)
 @require_http_methods(["GET", "POST"])
 def verify(request: HttpRequest, account: Account) -> HttpResponse:
     """One address, one credit: the same service, cache and charge as POST /v1/verify."""
-    form = VerifyForm(request.POST or None)
+    form = VerifyForm(request.POST or None, deep=settings.VERIFIER_DEEP_MODE)
     context: dict[str, object] = {"account": account, "form": form}
     if request.method == "POST" and form.is_valid():
         try:
-            result = verification_run(account=account, email=form.cleaned_data["email"], source="portal")
+            email, mode = form.cleaned_data["email"], form.mode
+            result = verification_run(account=account, email=email, mode=mode, source="portal")
         except InsufficientCredits:
             form.add_error(None, "You have no credits left, so this address was not checked. See Billing for more.")
         else:

@@ -94,3 +94,18 @@ def test_retention_leaves_unfinished_jobs_alone(owner: Persona, media: Path) -> 
 
 def test_retention_runs_hourly(db: None) -> None:
     assert Schedule.objects.get(func="jobs.tasks.expire_job_files").minutes == 60
+
+
+def test_a_job_deleted_through_the_api_is_in_the_audit_log_by_its_key(owner: Persona, run_tasks: RunTasks) -> None:
+    job_id = upload(owner, b"a@good.com\n").json()["id"]
+    owner.client.delete(f"/v1/jobs/{job_id}", headers=owner.auth({}))
+    event = owner.account.audit_events.get(action="job_deleted")
+    key = owner.account.api_keys.get()
+    assert (event.who, event.detail, event.ip) == (f"API key {key.prefix}…", job_id, "127.0.0.1")
+
+
+def test_a_job_deleted_in_the_portal_is_in_the_audit_log_by_its_member(owner: Persona, run_tasks: RunTasks) -> None:
+    job_id = upload(owner, b"a@good.com\n", name="crm.csv").json()["id"]
+    logged_in(owner).post(f"/jobs/{job_id}/delete")
+    event = owner.account.audit_events.get(action="job_deleted")
+    assert (event.who, event.detail) == (owner.account.email, f"{job_id} (crm.csv)")

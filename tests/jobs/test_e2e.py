@@ -56,12 +56,12 @@ class Stack:
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"}
 
-    def upload(self, content: bytes, callback_url: str) -> dict[str, Any]:
+    def upload(self, content: bytes, callback_url: str, **parts: str) -> dict[str, Any]:
         files = {"file": ("list.csv", content, "text/csv")}
         response = requests.post(
             f"{self.base_url}/v1/verify/bulk",
             files=files,
-            data={"callback_url": callback_url},
+            data={"callback_url": callback_url, **parts},
             headers=self.auth(),
             timeout=30,
         )

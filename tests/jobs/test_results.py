@@ -84,6 +84,11 @@ def test_breakdown_counts_processed_rows_by_sub_status_and_flag(owner: Persona, 
         "disposable": 0,
         "role_based": 1,
         "dns_temporary_failure": 0,
+        # Deep mode's sub-statuses (docs/deep.md), zero in a fast job.
+        **dict.fromkeys(
+            ["catch_all", "mailbox_not_found", "mailbox_disabled", "mailbox_full", "greylisted", "smtp_blocked"], 0
+        ),
+        "smtp_unreachable": 0,
         "free_provider": 1,
         "did_you_mean": 1,
         "mail_provider": {provider: int(provider == "google") for provider in PROVIDERS},

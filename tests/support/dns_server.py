@@ -7,7 +7,8 @@ and type, then sent with each query's id and question: the server stays cheap
 enough to share two cores with a benchmark. An answer too big for the client's
 UDP size goes out truncated (TC), as a real server's would.
 
-Behaviours: MX hosts (any hosts: MX("aspmx.l.google.com")), A-only (no MX), null MX,
+Behaviours: MX hosts (any hosts: MX("aspmx.l.google.com")), A-only (no MX), an MX host's own
+addresses (HOST("127.0.0.5"): its A and AAAA records), null MX,
 NXDOMAIN, SERVFAIL, a CNAME to another name, and silence (the query is dropped, so the
 client times out).
 
@@ -51,6 +52,7 @@ class Behaviour:
     mx: tuple[tuple[int, str], ...] = ()  # for "cname": ((0, target),)
     ttl: int = 3600
     negative_ttl: int = 300
+    addresses: tuple[str, ...] = ()  # A (and AAAA) records: an MX host's addresses
 
 
 MX = lambda *hosts, ttl=3600: Behaviour("mx", tuple((10 * (i + 1), h) for i, h in enumerate(hosts)), ttl)  # noqa: E731
@@ -61,6 +63,7 @@ SERVFAIL = Behaviour("servfail")
 REFUSED = Behaviour("refused")
 SILENT = Behaviour("silent")
 CNAME = lambda target: Behaviour("cname", ((0, target),))  # noqa: E731
+HOST = lambda *addresses: Behaviour("a_only", addresses=addresses)  # noqa: E731  an MX host name
 
 
 @dataclass
@@ -286,6 +289,13 @@ def _fill(response: dns.message.Message, qname: dns.name.Name, rdtype: int, beha
         response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "MX", *records))
     elif rdtype == dns.rdatatype.MX and kind == "null_mx":
         response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "MX", "0 ."))
+    elif rdtype in (dns.rdatatype.A, dns.rdatatype.AAAA) and behaviour.addresses:
+        family = "AAAA" if rdtype == dns.rdatatype.AAAA else "A"
+        found = [a for a in behaviour.addresses if (":" in a) == (family == "AAAA")]
+        if found:
+            response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", family, *found))
+        else:
+            response.authority.append(_soa(qname, behaviour.negative_ttl))
     elif rdtype == dns.rdatatype.A:
         response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "A", "192.0.2.10"))
     else:

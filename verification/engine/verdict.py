@@ -25,6 +25,27 @@ class SubStatus(StrEnum):
     DISPOSABLE = "disposable"
     ROLE_BASED = "role_based"
     DNS_TEMPORARY_FAILURE = "dns_temporary_failure"
+    # Deep mode only (docs/deep.md).
+    CATCH_ALL = "catch_all"
+    MAILBOX_NOT_FOUND = "mailbox_not_found"
+    MAILBOX_DISABLED = "mailbox_disabled"
+    MAILBOX_FULL = "mailbox_full"
+    GREYLISTED = "greylisted"
+    SMTP_BLOCKED = "smtp_blocked"
+    SMTP_UNREACHABLE = "smtp_unreachable"
+
+
+DEEP_SUB_STATUSES = frozenset(
+    {
+        SubStatus.CATCH_ALL,
+        SubStatus.MAILBOX_NOT_FOUND,
+        SubStatus.MAILBOX_DISABLED,
+        SubStatus.MAILBOX_FULL,
+        SubStatus.GREYLISTED,
+        SubStatus.SMTP_BLOCKED,
+        SubStatus.SMTP_UNREACHABLE,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,154 @@
+"""Scenario ``deep``: deep (SMTP) verification, end to end, against an MX farm on loopback.
+
+A fresh SQLite stack (gunicorn, one qcluster) with deep mode on, pointed at bench/mxfarm.py:
+2,000 rows over 400 domains whose MX hosts sit on 100 loopback addresses (four domains each),
+every SMTP reply 50 ms late. Clock: upload (validation_mode=deep) → signed callback. One second
+after the deep upload, another account uploads a 50-row fast job: its upload → callback must stay
+within 2 s. Then single deep verifications against an MX answering at once, p50 and p99, against
+fast verifications of the same domain. The farm reports the sessions opened and the most
+connections one address had at once (never more than 3).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import time
+
+import requests
+
+from bench import bulk
+from bench.mxfarm import INSTANT_DOMAIN, MAILBOXES, domain
+from bench.procs import PY
+from bench.receiver import Receiver
+from bench.results import Measurement, percentile
+from bench.stack import Stack
+
+ROWS, DOMAINS, ADDRESSES, DELAY_MS = 2000, 400, 100, 50
+SMALL_ROWS = 50
+SINGLE_REQUESTS = 60
+NO_RATE_LIMIT = "from accounts.models import Plan; Plan.objects.update(requests_per_second=10**6)"
+DEEP_JOB = "2,000 rows, 400 domains on 100 MX addresses, replies 50 ms late: upload → callback"
+FAST_BESIDE = "a 50-row fast job of another account during it: upload → callback"
+SINGLE_DEEP = "single deep verify, MX answering at once"
+SINGLE_FAST = "single fast verify, same domain"
+
+
+def rows() -> bytes:
+    """Five addresses a domain: the four mailboxes that exist and one that does not."""
+    emails = [f"{local}@{domain(i)}" for i in range(DOMAINS) for local in (*MAILBOXES, "nobody")]
+    return ("email\n" + "\n".join(emails[:ROWS]) + "\n").encode()
+
+
+def run() -> list[Measurement]:
+    farm = subprocess.Popen(
+        [
+            PY,
+            "-m",
+            "bench.mxfarm",
+            "--addresses",
+            str(ADDRESSES),
+            "--domains",
+            str(DOMAINS),
+            "--delay-ms",
+            str(DELAY_MS),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert farm.stdout is not None and farm.stdin is not None
+        started = json.loads(farm.stdout.readline())
+        return _run(started["dns"], started["smtp_port"], farm)
+    finally:
+        farm.terminate()
+        farm.wait(timeout=10)
+
+
+def _farm_counts(farm: subprocess.Popen[str]) -> dict[str, int]:
+    assert farm.stdin is not None and farm.stdout is not None
+    farm.stdin.write("stats\n")
+    farm.stdin.flush()
+    return dict(json.loads(farm.stdout.readline()))
+
+
+def _run(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> list[Measurement]:
+    env = {
+        "VERIFIER_DEEP_MODE": "1",
+        "VERIFIER_SMTP_PORT": str(smtp_port),
+        "VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS": "1",
+        "VERIFIER_SMTP_LOCK_DIR": tempfile.mkdtemp(prefix="bench-smtp-slots-"),
+        "VERIFIER_SMTP_FROM": "verify@deepbench.net",
+    }
+    with Stack("sqlite", dns_address, extra_env=env) as stack, Receiver() as receiver:
+        deep_account = stack.create_account("deep@bench.example", credits=ROWS + 1000)
+        stack.shell(NO_RATE_LIMIT)  # the single verifications run back to back
+        fast_account = stack.create_account("fast@bench.example", credits=1000)
+        stack.start_web(workers=2)
+        stack.start_qcluster()
+        time.sleep(bulk.WORKER_BOOT_SECONDS)
+        _farm_counts(farm)  # reset
+        deep_started = time.monotonic()
+        deep_id = _upload(stack, deep_account.api_key, rows(), receiver.url, "deep")
+        time.sleep(1.0)
+        small = "".join(f"small{i}@fast{i % 10}.example\n" for i in range(SMALL_ROWS)).encode()
+        small_started = time.monotonic()
+        small_id = _upload(stack, fast_account.api_key, small, receiver.url, "fast")
+        small_seconds = bulk._wait(stack, fast_account, receiver, small_id).arrived - small_started
+        deep_seconds = bulk._wait(stack, deep_account, receiver, deep_id).arrived - deep_started
+        counts = _farm_counts(farm)
+        job = bulk._job(stack, deep_account, deep_id)
+        singles = [_singles(stack, deep_account.api_key, mode) for mode in ("deep", "fast")]
+    errors = [] if counts["peak_per_address"] <= 3 else [f"{counts['peak_per_address']} connections to one address"]
+    if job["progress"]["processed"] != ROWS or counts["data_commands"]:
+        errors.append(f"processed {job['progress']}, DATA commands {counts['data_commands']}")
+    extra = {
+        "sessions": counts["sessions"],
+        "peak_per_address": counts["peak_per_address"],
+        "progress": job["progress"],
+    }
+    return [
+        Measurement("deep", DEEP_JOB, "rows/s", ROWS / deep_seconds, ROWS, deep_seconds, extra=extra, errors=errors),
+        Measurement("deep", FAST_BESIDE, "s", small_seconds, SMALL_ROWS, small_seconds),
+        *singles,
+    ]
+
+
+def _upload(stack: Stack, api_key: str, content: bytes, callback_url: str, mode: str) -> str:
+    response = requests.post(
+        f"{stack.base_url}/v1/verify/bulk",
+        files={"file": ("list.csv", content, "text/csv")},
+        data={"callback_url": callback_url, "validation_mode": mode},
+        headers={"Authorization": f"Bearer {api_key}"},
+        timeout=120,
+    )
+    if response.status_code != 202:
+        raise bulk.BenchAbort(f"upload refused: {response.status_code} {response.text[:300]}")
+    return str(response.json()["id"])
+
+
+def _singles(stack: Stack, api_key: str, mode: str) -> Measurement:
+    """Sequential single verifications of new addresses (never cached) at the prompt MX's domain."""
+    latencies = []
+    with requests.Session() as session:
+        for n in range(SINGLE_REQUESTS):
+            body = {"email": f"{mode}{n}.{time.monotonic_ns()}@{INSTANT_DOMAIN}", "validation_mode": mode}
+            started = time.perf_counter()
+            response = session.post(
+                f"{stack.base_url}/v1/verify", json=body, headers={"Authorization": f"Bearer {api_key}"}, timeout=60
+            )
+            latencies.append((time.perf_counter() - started) * 1000)
+            response.raise_for_status()
+    seconds = sum(latencies) / 1000
+    return Measurement(
+        "deep",
+        SINGLE_DEEP if mode == "deep" else SINGLE_FAST,
+        "req/s",
+        SINGLE_REQUESTS / seconds,
+        SINGLE_REQUESTS,
+        seconds,
+        p50_ms=percentile(latencies, 50),
+        p99_ms=percentile(latencies, 99),
+    )

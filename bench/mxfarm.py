@@ -1,0 +1,68 @@
+"""The deep scenario's MX farm and its DNS, in a process of their own (never sharing a GIL with
+the service or the bench).
+
+    python -m bench.mxfarm --addresses 100 --domains 400 --delay-ms 50
+
+Serves `--addresses` scripted MX servers (tests/support/mx_farm.py) on 127.0.1.1 and up, each
+answering every command `--delay-ms` late, plus one on 127.0.1.250 answering at once; and the
+loopback DNS server (tests/support/dns_server.py) with `--domains` domains `d<i>.deepbench.net`
+(MX on address i mod `--addresses`), `instant.deepbench.net` (the prompt MX), and every other
+name as `bench.data.behaviour` says. Mailboxes `alice`, `bob`, `carol`, `dave` exist; any
+other local part is refused 5.1.1. Prints one JSON line `{"dns": "host:port", "smtp_port": N}`,
+then a JSON line of the farm's counts each time it reads a line on stdin; stops on EOF.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bench.data import behaviour
+from tests.support.dns_server import HOST, MX, DnsServer
+from tests.support.mx_farm import ACCEPT, MxFarm, Script
+
+MAILBOXES = ("alice", "bob", "carol", "dave")
+INSTANT_ADDRESS = "127.0.1.250"
+INSTANT_DOMAIN = "instant.deepbench.net"
+
+
+def address(index: int) -> str:
+    return f"127.0.1.{index + 1}"
+
+
+def domain(index: int) -> str:
+    return f"d{index}.deepbench.net"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.mxfarm")
+    parser.add_argument("--addresses", type=int, default=100)
+    parser.add_argument("--domains", type=int, default=400)
+    parser.add_argument("--delay-ms", type=float, default=50.0)
+    args = parser.parse_args()
+    mailboxes = dict.fromkeys(MAILBOXES, ACCEPT)
+    scripts = {address(i): Script(mailboxes=mailboxes, delay=args.delay_ms / 1000) for i in range(args.addresses)}
+    scripts[INSTANT_ADDRESS] = Script(mailboxes=mailboxes)
+    with DnsServer(default=behaviour) as dns, MxFarm(scripts) as farm:
+        for i in range(args.domains):
+            dns.set(domain(i), MX(f"mx1.{domain(i)}"))
+            dns.set(f"mx1.{domain(i)}", HOST(address(i % args.addresses)))
+        dns.set(INSTANT_DOMAIN, MX(f"mx1.{INSTANT_DOMAIN}"))
+        dns.set(f"mx1.{INSTANT_DOMAIN}", HOST(INSTANT_ADDRESS))
+        print(json.dumps({"dns": dns.address, "smtp_port": farm.port}), flush=True)
+        for _ in sys.stdin:
+            stats = farm.stats
+            slow = [a for a in scripts if a != INSTANT_ADDRESS]
+            counts = {
+                "sessions": sum(stats.sessions[a] for a in slow),
+                "peak_per_address": max((stats.peak[a] for a in slow), default=0),
+                "data_commands": stats.commands["DATA"],
+                "rcpt": len(stats.recipients),
+            }
+            print(json.dumps(counts), flush=True)
+            farm.reset()
+
+
+if __name__ == "__main__":
+    main()

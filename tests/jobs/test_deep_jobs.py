@@ -1,0 +1,155 @@
+"""Bulk deep jobs (validation_mode=deep on upload and preview) against the MX farm, tasks in sync mode."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from django_q.models import Schedule
+
+from jobs import tasks
+from jobs.models import Chunk, Job
+from tests.conftest import Persona
+from tests.jobs.conftest import RunTasks, ledger_sum
+from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
+from tests.support.mx_farm import MxFarm
+from tests.support.portal import logged_in
+
+ROWS = [
+    "alice@mailbox.deepfarm.net",  # valid
+    "nobody@mailbox.deepfarm.net",  # invalid, mailbox_not_found
+    "gone@mailbox.deepfarm.net",  # invalid, mailbox_disabled
+    "whoever@anything.deepfarm.net",  # risky, catch_all
+    "alice@listed.deepfarm.net",  # unknown, smtp_blocked
+    "x@nullmx.com",  # invalid, no MX: no session
+    "alice@greylist.deepfarm.net",  # greylisted at first, valid on a retry
+]
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(deep_farm: MxFarm, settings: Any) -> None:
+    settings.BULK_CHUNK_SIZE = 4
+
+
+def deep_upload(persona: Persona, rows: list[str], path: str = "/v1/verify/bulk", mode: str = "deep") -> Any:
+    data = {"file": SimpleUploadedFile("list.csv", csv_of(rows), "text/csv"), "validation_mode": mode}
+    return persona.client.post(path, data=data, headers=persona.auth({}))
+
+
+def test_deep_job_asks_greylisted_rows_again_later_then_completes(
+    owner: Persona, settings: Any, run_tasks: RunTasks
+) -> None:
+    settings.VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = 1.2
+    with run_tasks():
+        job_id = deep_upload(owner, ROWS).json()["id"]
+    assert job_body(owner, job_id)["status"] == "processing"  # one chunk waits for its retry
+    waiting = Chunk.objects.get(job_id=job_id, retry_round=1)
+    assert waiting.state == Chunk.State.PENDING and waiting.not_before is not None
+    assert Schedule.objects.filter(name__startswith="jobs: greylist retry").count() == 1  # no worker sleeps
+    time.sleep(1.3)  # the farm lets greylisted senders through after 1 s; the schedule fires now
+    with run_tasks():
+        tasks.run_next_chunk()
+    body = job_body(owner, job_id)
+    assert body["status"] == "completed" and body["validation_mode"] == "deep"
+    assert body["progress"] == {"total": 7, "processed": 7, "valid": 2, "invalid": 3, "risky": 1, "unknown": 1}
+    breakdown = body["breakdown"]
+    assert (breakdown["mailbox_not_found"], breakdown["mailbox_disabled"], breakdown["catch_all"]) == (1, 1, 1)
+    assert (breakdown["smtp_blocked"], breakdown["no_mx_record"], breakdown["greylisted"]) == (1, 1, 0)
+    assert bulk_net(owner, job_id) == -7  # one credit per row, the retried ones included
+    owner.account.refresh_from_db()
+    assert owner.account.credit_balance == 993 == ledger_sum(owner)
+
+
+def test_deep_result_file_fills_smtp_valid_and_is_catch_all(owner: Persona, settings: Any, run_tasks: RunTasks) -> None:
+    with run_tasks():
+        job_id = deep_upload(owner, ROWS[:4]).json()["id"]
+    rows = download(owner, job_body(owner, job_id)["result_download_url"])
+    header = rows[0]
+    by_email = {row[0]: dict(zip(header, row, strict=False)) for row in rows[1:]}
+    assert by_email["alice@mailbox.deepfarm.net"]["smtp_valid"] == "true"
+    assert by_email["alice@mailbox.deepfarm.net"]["is_catch_all"] == "false"
+    assert by_email["nobody@mailbox.deepfarm.net"]["sub_status"] == "mailbox_not_found"
+    assert by_email["whoever@anything.deepfarm.net"]["is_catch_all"] == "true"
+
+
+def test_greylisting_that_never_clears_ends_unknown_after_three_retries(
+    owner: Persona, settings: Any, run_tasks: RunTasks
+) -> None:
+    settings.VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = 0
+    with run_tasks():
+        job_id = deep_upload(owner, ["alice@probegrey.deepfarm.net"]).json()["id"]
+    body = job_body(owner, job_id)
+    assert body["status"] == "completed" and body["breakdown"]["greylisted"] == 1
+    assert Chunk.objects.get(job_id=job_id).retry_round == 3
+    assert bulk_net(owner, job_id) == -1
+
+
+def test_fast_job_is_as_before(owner: Persona, run_tasks: RunTasks, farm: MxFarm) -> None:
+    with run_tasks():
+        job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
+    body = job_body(owner, job_id)
+    assert body["validation_mode"] == "fast" and body["progress"]["valid"] == 2
+    assert sum(farm.stats.sessions.values()) == 0
+
+
+@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
+def test_deep_upload_is_refused_while_deep_mode_is_off(owner: Persona, settings: Any, path: str) -> None:
+    settings.VERIFIER_DEEP_MODE = False
+    response = deep_upload(owner, ROWS, path=path)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "deep_mode_disabled"
+    assert response.json()["error"]["param"] == "validation_mode"
+    assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
+def test_unknown_validation_mode_is_invalid_request(owner: Persona, path: str) -> None:
+    response = deep_upload(owner, ROWS, path=path, mode="thorough")
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": "invalid_request",
+        "message": "validation_mode: 'thorough' is not one of fast, deep.",
+        "param": "validation_mode",
+    }
+    assert not Job.objects.exists()
+
+
+def test_deep_preview_answers_like_a_fast_one(owner: Persona) -> None:
+    response = deep_upload(owner, ROWS, path="/v1/verify/bulk/preview")
+    assert response.status_code == 200 and response.json()["unique"] == 7
+
+
+def test_outsider_cannot_see_a_deep_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
+    with run_tasks():
+        job_id = deep_upload(owner, ROWS[:1]).json()["id"]
+    assert outsider.get(f"/v1/jobs/{job_id}").status_code == 404
+
+
+def test_portal_upload_offers_deep_only_when_it_is_on(owner: Persona, settings: Any) -> None:
+    page = logged_in(owner).get(reverse("job-new")).content.decode()
+    assert "data-mode-choice" in page and 'value="deep"' in page
+    settings.VERIFIER_DEEP_MODE = False
+    assert "data-mode-choice" not in logged_in(owner).get(reverse("job-new")).content.decode()
+
+
+def test_portal_deep_upload_runs_and_its_page_shows_mode_and_sub_statuses(owner: Persona, run_tasks: RunTasks) -> None:
+    client = logged_in(owner)
+    upload_file = SimpleUploadedFile("deep.csv", csv_of(ROWS[:5]), "text/csv")
+    with run_tasks():
+        response = client.post(reverse("job-new"), {"file": upload_file, "validation_mode": "deep"})
+    assert response.status_code == 302
+    job = Job.objects.get(account=owner.account)
+    assert job.validation_mode == "deep" and job.status == Job.Status.COMPLETED
+    page = client.get(reverse("job", args=[job.pk])).content.decode()
+    assert "Deep (SMTP) mode" in page
+    assert "No such mailbox" in page and "Catch-all domain" in page and "Blocked by the mail server" in page
+
+
+def test_fast_job_page_leaves_deep_sub_statuses_out(owner: Persona, run_tasks: RunTasks) -> None:
+    with run_tasks():
+        job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
+    page = logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
+    assert "Fast mode" in page and "No such mailbox" not in page

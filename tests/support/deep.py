@@ -1,0 +1,79 @@
+"""The MX farm of the deep-verification tests: one behaviour per loopback address and domain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.support.dns_server import HOST, MX, DnsServer
+from tests.support.mx_farm import ACCEPT, MxFarm, Script
+
+SENDER = "verify@deep-sender.net"
+# Nothing listens on this one's farm port: a dead MX host.
+DEAD_ADDRESS = "127.0.0.40"
+
+SCRIPTS = {
+    "127.0.0.2": Script(
+        mailboxes={
+            "alice": ACCEPT,
+            "info": ACCEPT,
+            "gone": "550 5.2.1 The email account that you tried to reach is disabled",
+            "full": "552 5.2.2 The email account that you tried to reach is over quota",
+            "quota": "452 4.2.2 Mailbox full, try again later",
+        }
+    ),
+    "127.0.0.3": Script(others=ACCEPT),  # catch-all
+    "127.0.0.4": Script(mailboxes={"alice": ACCEPT}, greylist_seconds=1.0),
+    "127.0.0.5": Script(banner="554 5.7.1 Service unavailable; Client host blocked using zen.spamhaus.org"),
+    "127.0.0.6": Script(others="550 5.7.1 Recipient rejected by policy", mailboxes={"alice": ACCEPT}),
+    "127.0.0.7": Script(tarpit=True),
+    "127.0.0.8": Script(mailboxes={"alice": ACCEPT}, max_recipients=1),
+    "127.0.0.9": Script(mailboxes={"alice": ACCEPT}, starttls=True, starttls_required=True),
+    "127.0.0.10": Script(mailboxes={f"user{i}": ACCEPT for i in range(12)}, max_connections=1, delay=0.02),
+    "127.0.0.11": Script(mailboxes={"alice": ACCEPT}, mail_reply="550 5.7.1 Sender blocked: poor reputation"),
+    "127.0.0.12": Script(banner="421 4.7.0 Too many connections, try again later"),
+    "127.0.0.13": Script(mailboxes={"alice": ACCEPT}, delay=0.05),
+    "127.0.0.14": Script(mailboxes={"alice": ACCEPT}, others="450 4.7.1 Greylisted, try again later"),
+}
+
+# domain -> its MX hosts' addresses, in preference order (one host each).
+DOMAINS = {
+    "mailbox.deepfarm.net": ["127.0.0.2"],
+    "anything.deepfarm.net": ["127.0.0.3"],
+    "greylist.deepfarm.net": ["127.0.0.4"],
+    "listed.deepfarm.net": ["127.0.0.5"],
+    "policy.deepfarm.net": ["127.0.0.6"],
+    "tarpit.deepfarm.net": ["127.0.0.7"],
+    "onercpt.deepfarm.net": ["127.0.0.8"],
+    "tls.deepfarm.net": ["127.0.0.9"],
+    "busy.deepfarm.net": ["127.0.0.10"],
+    "badsender.deepfarm.net": ["127.0.0.11"],
+    "toobusy.deepfarm.net": ["127.0.0.12"],
+    "slow.deepfarm.net": ["127.0.0.13"],
+    "probegrey.deepfarm.net": ["127.0.0.14"],
+    "deadfirst.deepfarm.net": [DEAD_ADDRESS, "127.0.0.2"],
+    "alldead.deepfarm.net": [DEAD_ADDRESS],
+    "tarpitfirst.deepfarm.net": ["127.0.0.7", "127.0.0.2"],
+}
+
+
+def farm_zone(dns: DnsServer, domains: dict[str, list[str]] = DOMAINS) -> None:
+    for domain, addresses in domains.items():
+        hosts = [f"mx{i}.{domain}" for i in range(1, len(addresses) + 1)]
+        dns.set(domain, MX(*hosts))
+        for host, address in zip(hosts, addresses, strict=True):
+            dns.set(host, HOST(address))
+
+
+# Per SMTP step: long enough for a loaded machine (a load of 20 on 2 cores happens); the tarpit tests shorten it.
+TIMEOUT = 5.0
+
+
+def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:
+    settings.VERIFIER_DEEP_MODE = True
+    settings.VERIFIER_SMTP_PORT = farm.port
+    settings.VERIFIER_SMTP_TIMEOUT = TIMEOUT
+    settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = True
+    settings.VERIFIER_SMTP_LOCK_DIR = str(lock_dir)
+    settings.VERIFIER_SMTP_FROM = SENDER
+    settings.VERIFIER_SMTP_HELO = "verifier.deep-sender.net"

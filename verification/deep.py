@@ -1,0 +1,162 @@
+"""Deep verification wired to settings and the shared caches (docs/deep.md).
+
+The fast rules 1-4 decide first and open no session; the rest go to their domains' MX hosts,
+except what the shared caches already know: a mailbox's answer (for the verdict cache's
+lifetimes, whoever asked) and a domain's catch-all answer (24 h).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+
+from lib import metrics
+from lib.outbound import is_public
+from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
+from verification.engine.deep import catch_all_of, deep_verdict
+from verification.engine.mailboxes import (
+    OUT_OF_TIME,
+    UNREACHABLE,
+    Answer,
+    Findings,
+    HostSlots,
+    Prober,
+    probe_address,
+)
+from verification.engine.mxhosts import host_resolver
+from verification.engine.smtp import SmtpConfig
+from verification.engine.syntax import normalise, parse
+from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
+from verification.resolver import domain_lookup, resolver_config
+
+# Rules 1-4 decided these: no session for them.
+_DECIDED_FAST = frozenset(
+    {SubStatus.INVALID_SYNTAX, SubStatus.DNS_TEMPORARY_FAILURE, SubStatus.NO_MX_RECORD, SubStatus.DISPOSABLE}
+)
+
+
+def smtp_config() -> SmtpConfig:
+    return SmtpConfig(
+        helo=settings.VERIFIER_SMTP_HELO,
+        mail_from=settings.VERIFIER_SMTP_FROM,
+        port=settings.VERIFIER_SMTP_PORT,
+        timeout=settings.VERIFIER_SMTP_TIMEOUT,
+        proxy=settings.VERIFIER_SMTP_PROXY,
+    )
+
+
+def single_request_seconds() -> float:
+    """What one request may spend on SMTP: 2 x the step timeout + 5 s, less a second for the rest."""
+    return 2 * settings.VERIFIER_SMTP_TIMEOUT + 4
+
+
+def may_contact(address: str) -> bool:
+    """The callback guard's rule (lib/outbound.py): public addresses only, unless lifted for tests."""
+    return settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS or is_public(ipaddress.ip_address(address))
+
+
+# A single request answers at once: one back-off after a 421, then `unknown` (retry later).
+SINGLE_BACKOFF_TRIES = 1
+
+
+@dataclass
+class _Plan:
+    """Who to ask what: per domain its MX hosts and the recipients not answered by a cache."""
+
+    work: dict[str, tuple[tuple[str, ...], list[str]]]
+    probes: dict[str, str]  # domain -> its catch-all probe address, when asked
+    known: dict[str, Answer]  # email -> cached answer
+    catch_all: dict[str, bool]  # domain -> cached answer
+
+
+def is_asked_again(verdict: Verdict) -> bool:
+    """A bulk job asks greylisted (4xx) rows again later (docs/deep.md)."""
+    return verdict.sub_status is SubStatus.GREYLISTED
+
+
+def deep_verify_many(raw_emails: Sequence[str], *, seconds: float | None = None) -> list[Verdict]:
+    """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
+    the sessions may take (default: a single request's); a batch backs off longer after a 421."""
+    emails = [normalise(raw) for raw in raw_emails]
+    answers: dict[str, DomainAnswer] = {}
+    lookup = domain_lookup()
+
+    def remembered(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
+        answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session
+        return answers
+
+    fast = verify_many(emails, remembered)
+    candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
+    if not candidates:
+        return fast
+    plan = _plan(candidates, answers)
+    findings = _ask(plan, seconds if seconds is not None else single_request_seconds(), single=seconds is None)
+    _remember(plan, findings)
+    by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
+    return [by_email.get(v.email, v) for v in fast]
+
+
+def _domain(email: str) -> str:
+    address = parse(email)
+    return address.ascii_domain if address else ""
+
+
+def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
+    emails = [v.email for v in candidates]
+    known = MailboxAnswer.objects.fresh_many(emails)
+    domains = {_domain(email) for email in emails}
+    catch_all = CatchAllAnswer.objects.fresh_many(domains)
+    key = hashlib.sha256(("smtp-probe|" + settings.SECRET_KEY).encode()).digest()
+    today = timezone.now().date()
+    work: dict[str, tuple[tuple[str, ...], list[str]]] = {}
+    probes: dict[str, str] = {}
+    for email in dict.fromkeys(emails):
+        domain = _domain(email)
+        hosts, recipients = work.setdefault(domain, (answers[domain].mx_hosts, []))
+        if email not in known:
+            recipients.append(email)
+    for domain, (_hosts, recipients) in list(work.items()):
+        if domain not in catch_all:
+            probes[domain] = probe_address(domain, key, today)
+            recipients.append(probes[domain])
+        if not recipients:
+            del work[domain]
+    return _Plan(work, probes, known, catch_all)
+
+
+def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
+    if not plan.work:
+        return Findings()
+    prober = Prober(
+        config=smtp_config(),
+        resolve=host_resolver(resolver_config()),
+        allowed=may_contact,
+        slots=HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST),
+    )
+    if single:
+        prober.backoff_tries = SINGLE_BACKOFF_TRIES
+    findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
+    metrics.smtp_sessions_counted(findings.sessions)
+    SmtpSessionCount.objects.record(findings.sessions)
+    return findings
+
+
+def _remember(plan: _Plan, findings: Findings) -> None:
+    probes = set(plan.probes.values())
+    MailboxAnswer.objects.store_many({e: a for e, a in findings.answers.items() if e not in probes})
+    settled = {d: catch_all_of(findings.answers.get(p)) for d, p in plan.probes.items()}
+    CatchAllAnswer.objects.store_many({d: accepts for d, accepts in settled.items() if accepts is not None})
+
+
+def _verdict(fast: Verdict, plan: _Plan, findings: Findings) -> Verdict:
+    domain = _domain(fast.email)
+    answer = plan.known.get(fast.email) or findings.answers[fast.email]
+    probe = findings.answers.get(plan.probes.get(domain, ""))
+    catch_all = plan.catch_all[domain] if domain in plan.catch_all else catch_all_of(probe)
+    return deep_verdict(fast, answer, probe, catch_all)

@@ -1,0 +1,200 @@
+"""Which MX address to ask about which mailboxes, and when: the scheduling of deep verification.
+
+Each domain's recipients (its addresses, then the catch-all probe) go to its MX hosts in
+preference order: a host that refuses, stays silent or answers 4xx at connect passes the turn to
+the next. Domains run concurrently on one event loop; what bounds them is politeness:
+
+At most `per_host` sessions at once from this machine to one MX address, whatever the number of
+processes. Each session holds one of `per_host` lock files for its address (`fcntl.flock`,
+non-blocking): a lock is per machine by nature (the lock directory is local), the kernel drops it
+when its process dies however it dies (no lease to expire or tune, nothing to clean up after
+kill -9), and it costs no database or Redis round trip. One machine's limit is all the contract
+asks: a second machine has its own IP address, which the MX counts apart.
+
+A 421 or "too many connections" is no verdict: the domain backs off and asks again while its
+deadline allows. A recipient refused as one too many is asked again in a session of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import ipaddress
+import os
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from verification.engine.smtp import Session, SmtpConfig, run_session
+from verification.engine.smtp_replies import Meaning, Reply, meaning
+
+HostResolver = Callable[[str], Awaitable[list[str]]]  # MX host name -> its addresses
+AddressCheck = Callable[[str], bool]  # may this address be contacted?
+
+# A 421 backs a domain off about this long (jittered), doubling each time, while its deadline allows.
+_BACKOFF_SECONDS = 0.5
+_BACKOFF_TRIES = 5
+_SLOT_POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    reply: Reply
+    meaning: Meaning
+
+
+UNREACHABLE = Answer(Reply(0, "no MX host answered"), Meaning.UNREACHABLE)
+# A batch's own time ran out before the recipient's session did: ask again later (bulk).
+OUT_OF_TIME = Answer(Reply(0, "not asked before the batch's time ran out"), Meaning.TRY_AGAIN)
+NOT_PUBLIC = Answer(Reply(0, "every MX address is on a non-public network"), Meaning.UNREACHABLE)
+
+
+@dataclass(slots=True)
+class Findings:
+    """What the sessions learnt: each recipient's answer, and each session's outcome."""
+
+    answers: dict[str, Answer] = field(default_factory=dict)
+    sessions: list[str] = field(default_factory=list)  # Session.outcome, one per session opened
+
+
+def probe_address(domain: str, key: bytes, today: date) -> str:
+    """The catch-all probe: random-looking, but the same all day, so greylisting (keyed on
+    sender, recipient and client) clears for it on a retry as it does for a real address."""
+    digest = hmac.new(key, f"{domain}|{today.isoformat()}".encode(), hashlib.sha256).hexdigest()
+    return f"{digest[:20]}@{domain}"
+
+
+class HostSlots:
+    """At most `per_host` sessions at once to one address from this machine (module docstring)."""
+
+    def __init__(self, directory: str | Path, per_host: int) -> None:
+        self.directory = Path(directory)
+        self.per_host = per_host
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    @contextlib.asynccontextmanager
+    async def held(self, address: str) -> AsyncIterator[None]:
+        fd = await self._acquire(address)
+        try:
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    async def _acquire(self, address: str) -> int:
+        name = ipaddress.ip_address(address).exploded.replace(":", "-")
+        while True:
+            for slot in random.sample(range(self.per_host), self.per_host):
+                fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                return fd
+            await asyncio.sleep(_SLOT_POLL_SECONDS)
+
+
+@dataclass
+class Prober:
+    config: SmtpConfig
+    resolve: HostResolver
+    allowed: AddressCheck
+    slots: HostSlots
+    backoff_tries: int = _BACKOFF_TRIES  # a single request, which answers at once, tries fewer
+    findings: Findings = field(default_factory=Findings)
+
+    async def ask(
+        self, work: dict[str, tuple[tuple[str, ...], list[str]]], timeout: float, unanswered: Answer = UNREACHABLE
+    ) -> Findings:
+        """Ask about every recipient: `work` maps a domain to (its MX hosts in preference order,
+        its recipients). Whatever is unanswered after `timeout` seconds gets `unanswered`: a single
+        request's limit means the MX was too slow (UNREACHABLE), a batch's is ours (OUT_OF_TIME)."""
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.gather(*(self._domain(hosts, rcpts) for hosts, rcpts in work.values()))
+        except TimeoutError:
+            pass
+        for _hosts, recipients in work.values():
+            for recipient in recipients:
+                self.findings.answers.setdefault(recipient, unanswered)
+        return self.findings
+
+    async def _domain(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
+        waiting = list(recipients)
+        for attempt in range(self.backoff_tries + 1):
+            found = await self._first_host_that_answers(hosts, waiting)
+            if isinstance(found, Answer):
+                self._settle(waiting, found)
+                return
+            waiting = await self._take(found, waiting)
+            if not waiting:
+                return
+            if found.failure is None or not _backs_off(found.failure) or attempt == self.backoff_tries:
+                # Still turned away at the door: no host accepted a connection.
+                self._settle(waiting, UNREACHABLE if found.refused_at_connect else _failure_answer(found))
+                return
+            # Jittered: domains turned away together must not all come back together.
+            await asyncio.sleep(_BACKOFF_SECONDS * 2**attempt * random.uniform(0.5, 1.5))
+
+    async def _take(self, session: Session, waiting: list[str]) -> list[str]:
+        """Record the session's answers; ask the recipients it could not take one at a time.
+        Returns the recipients still waiting when the session was cut off."""
+        for recipient, reply in session.answers.items():
+            self.findings.answers[recipient] = Answer(reply, meaning(reply))
+        rest = [r for r in waiting if r not in session.answers]
+        if session.failure is not None:
+            return rest
+        for recipient in rest:  # the server took no more recipients in that session
+            alone = await self._session(session.address, [recipient])
+            if recipient in alone.answers:
+                self.findings.answers[recipient] = Answer(alone.answers[recipient], meaning(alone.answers[recipient]))
+            else:
+                self.findings.answers[recipient] = _failure_answer(alone)
+        return []
+
+    async def _first_host_that_answers(self, hosts: Iterable[str], recipients: list[str]) -> Session | Answer:
+        """The session of the first MX address that took it, or the answer for every recipient
+        when none did. When every host said "too busy", the last session: the caller backs off."""
+        last: Session | None = None
+        none_public = False
+        for host in hosts:
+            addresses = await self.resolve(host)
+            public = [address for address in addresses if self.allowed(address)]
+            none_public = none_public or bool(addresses and not public)
+            for address in public:
+                last = await self._session(address, recipients)
+                if not last.refused_at_connect:
+                    return last
+        if last is None:
+            return NOT_PUBLIC if none_public else UNREACHABLE
+        if last.failure is not None and _backs_off(last.failure):
+            return last
+        return UNREACHABLE
+
+    async def _session(self, address: str, recipients: list[str]) -> Session:
+        async with self.slots.held(address):
+            session = await run_session(address, recipients, self.config)
+        self.findings.sessions.append(session.outcome)
+        return session
+
+    def _settle(self, recipients: Iterable[str], answer: Answer) -> None:
+        for recipient in recipients:
+            self.findings.answers.setdefault(recipient, answer)
+
+
+def _backs_off(reply: Reply) -> bool:
+    return meaning(reply, recipient=False) is Meaning.TOO_MANY_CONNECTIONS
+
+
+def _failure_answer(session: Session) -> Answer:
+    if session.failure is None:
+        return UNREACHABLE
+    found = meaning(session.failure, recipient=False)
+    if found is Meaning.TOO_MANY_CONNECTIONS:
+        found = Meaning.TRY_AGAIN  # still busy after every back-off: ask again later
+    return Answer(session.failure, found)

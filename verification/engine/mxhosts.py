@@ -1,0 +1,47 @@
+"""An MX host's addresses (A, then AAAA), asked of the configured nameservers, never of the
+system's name lookup (getaddrinfo): a host name read from DNS is resolved by DNS alone."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+
+import dns.asyncresolver
+import dns.exception
+import dns.nameserver
+import dns.resolver
+
+from verification.engine.dns import ResolverConfig, parse_nameserver, system_nameservers
+from verification.engine.mailboxes import HostResolver
+
+
+def host_resolver(config: ResolverConfig) -> HostResolver:
+    """A cached lookup of MX hosts' addresses for one batch of sessions."""
+    specs = config.nameservers
+    servers = [parse_nameserver(spec) for spec in specs] if specs else list(system_nameservers())
+    resolver = dns.asyncresolver.Resolver(configure=False)
+    resolver.nameservers = [dns.nameserver.Do53Nameserver(address, port) for address, port in servers]
+    resolver.timeout, resolver.lifetime = config.timeout, config.lifetime
+    found: dict[str, asyncio.Task[list[str]]] = {}
+
+    async def addresses(host: str) -> list[str]:
+        if host not in found:
+            found[host] = asyncio.ensure_future(_addresses(resolver, host))
+        return await found[host]
+
+    return addresses
+
+
+async def _addresses(resolver: dns.asyncresolver.Resolver, host: str) -> list[str]:
+    try:
+        return [str(ipaddress.ip_address(host))]  # an MX naming an address literal
+    except ValueError:
+        pass
+    found: list[str] = []
+    for rdtype in ("A", "AAAA"):
+        try:
+            answer = await resolver.resolve(host, rdtype, search=False)
+        except (dns.exception.DNSException, dns.resolver.NoNameservers):
+            continue
+        found.extend(record.to_text() for record in answer)
+    return found

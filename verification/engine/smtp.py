@@ -1,0 +1,138 @@
+"""The SMTP dialogue of deep verification: one session with one MX address.
+
+banner, EHLO, STARTTLS when offered (no certificate check, as MTAs do), MAIL FROM, RCPT TO each
+recipient, QUIT. Never DATA, never VRFY. aiosmtplib speaks the protocol; it is handed a socket we
+connected ourselves (directly or through a SOCKS5 proxy), so the connection goes to exactly the
+address the caller vetted. Every step waits at most `timeout` seconds. What the replies mean is
+smtp_replies.py's business; which address to ask, and when, is mailboxes.py's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from dataclasses import dataclass, field
+
+import aiosmtplib
+from python_socks.async_.asyncio import Proxy
+
+from verification.engine.smtp_replies import Meaning, Reply, meaning
+
+
+@dataclass(frozen=True, slots=True)
+class SmtpConfig:
+    helo: str = "localhost"
+    mail_from: str = ""
+    port: int = 25
+    timeout: float = 10.0
+    proxy: str = ""  # "socks5://host:port": every connection goes through it
+
+
+@dataclass(slots=True)
+class Session:
+    """What one session learnt: each asked recipient's RCPT reply, or why it ended early."""
+
+    address: str
+    answers: dict[str, Reply] = field(default_factory=dict)
+    failure: Reply | None = None  # the reply (code 0: no answer) that ended it before every recipient was asked
+    failed_at: str = ""  # "connect", "banner", "ehlo", "starttls", "mail", "rcpt"
+
+    @property
+    def refused_at_connect(self) -> bool:
+        """Refused, silent or 4xx before the first command: the next MX host may do better."""
+        return self.failed_at in ("connect", "banner") and (self.failure is None or self.failure.code < 500)
+
+    @property
+    def outcome(self) -> str:
+        """One word for the metrics and the staff dashboard: completed, blocked (a policy or
+        blocklist refusal at any step), unreachable, or backed_off (421, too many connections)."""
+        if self.failure is None:
+            refused = any(meaning(reply) is Meaning.BLOCKED for reply in self.answers.values())
+            return "blocked" if refused else "completed"
+        found = meaning(self.failure, recipient=False)
+        return {Meaning.BLOCKED: "blocked", Meaning.TOO_MANY_CONNECTIONS: "backed_off"}.get(found, "unreachable")
+
+
+async def open_socket(address: str, config: SmtpConfig) -> socket.socket:
+    """A connected socket to `address`, directly or through the SOCKS5 proxy (no name lookup)."""
+    if config.proxy:
+        return await Proxy.from_url(config.proxy).connect(address, config.port, timeout=config.timeout)
+    sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, (address, config.port)), config.timeout)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def run_session(address: str, recipients: list[str], config: SmtpConfig) -> Session:
+    """Ask `address` about each recipient in one session. Recipients it did not get to (the
+    server limits recipients per session, or cut us off) are missing from `answers`."""
+    session = Session(address)
+    try:
+        sock = await open_socket(address, config)
+    except (OSError, TimeoutError, Exception) as exc:  # refused, unreachable, proxy refused, timed out
+        session.failure, session.failed_at = Reply(0, f"connect: {exc or type(exc).__name__}"), "connect"
+        return session
+    client = aiosmtplib.SMTP(
+        hostname=address, sock=sock, timeout=config.timeout, local_hostname=config.helo, start_tls=False
+    )
+    try:
+        await _dialogue(client, session, recipients, config)
+    finally:
+        client.close()
+    return session
+
+
+async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[str], config: SmtpConfig) -> None:
+    step = "banner"
+    try:
+        await client.connect()
+        step = "ehlo"
+        await client.ehlo()
+        if client.supports_extension("starttls"):
+            step = "starttls"
+            await client.starttls(validate_certs=False)
+        step = "mail"
+        await client.mail(config.mail_from)
+        step = "rcpt"
+        await _recipients(client, session, recipients, config)
+        with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
+            await client.quit(timeout=min(config.timeout, 2.0))
+    except aiosmtplib.SMTPResponseException as exc:
+        session.failure, session.failed_at = Reply(exc.code, exc.message), step
+    except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+        session.failure, session.failed_at = Reply(0, f"{step}: {exc or type(exc).__name__}"), step
+
+
+async def _recipients(client: aiosmtplib.SMTP, session: Session, recipients: list[str], config: SmtpConfig) -> None:
+    """RCPT TO each. A further recipient refused as one too many gets a fresh transaction (RSET,
+    MAIL FROM); refused again as the first of one, the session stops there: the caller asks it,
+    and those after it, in sessions of their own."""
+    in_transaction = 0
+    for recipient in recipients:
+        reply = await _rcpt(client, recipient)
+        if meaning(reply) is Meaning.TOO_MANY_RECIPIENTS and in_transaction:
+            await client.rset()
+            await client.mail(config.mail_from)
+            in_transaction = 0
+            reply = await _rcpt(client, recipient)
+        found = meaning(reply)
+        if found is Meaning.TOO_MANY_RECIPIENTS:
+            return
+        if found is Meaning.TOO_MANY_CONNECTIONS:  # 421: the server is closing the session
+            session.failure, session.failed_at = reply, "rcpt"
+            return
+        session.answers[recipient] = reply
+        in_transaction += 1
+
+
+async def _rcpt(client: aiosmtplib.SMTP, recipient: str) -> Reply:
+    try:
+        response = await client.rcpt(recipient)
+    except aiosmtplib.SMTPRecipientRefused as exc:
+        return Reply(exc.code, exc.message)
+    return Reply(response.code, response.message)

@@ -1,0 +1,103 @@
+"""What an SMTP reply says about a mailbox: the patterns of data/smtp_replies.txt, in order.
+
+The enhanced status code (RFC 3463) is read before the text, except for the rules the data file
+puts first: our own connection and recipient limits, and named blocklists, which say something
+about us rather than the mailbox. A reply no rule matches falls back on its basic code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+
+from verification.engine.lists import DATA_DIR
+
+
+class Meaning(StrEnum):
+    ACCEPTED = "accepted"
+    NO_MAILBOX = "no_mailbox"
+    DISABLED = "disabled"
+    FULL = "full"
+    TRY_AGAIN = "try_again"  # 4xx: greylisting and other temporary refusals
+    BLOCKED = "blocked"  # policy, reputation, a blocklist: nothing about the mailbox
+    TOO_MANY_RECIPIENTS = "too_many_recipients"  # ask this recipient again in a session of its own
+    TOO_MANY_CONNECTIONS = "too_many_connections"  # back off, ask later
+    UNREACHABLE = "unreachable"  # no answer at all: refused, timed out, cut off
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    code: int  # 0 when the server never answered (see `text`)
+    text: str
+
+    @property
+    def enhanced(self) -> str:
+        """The enhanced status code at the start of the text ("5.1.1"), or ""."""
+        found = _ENHANCED.match(self.text)
+        return found.group(1) if found else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    meaning: Meaning
+    reply_class: str  # "4", "5" or "*"
+    kind: str  # "code" or "text"
+    pattern: str
+
+    def matches(self, reply: Reply, text: str) -> bool:
+        if self.reply_class != "*" and str(reply.code)[:1] != self.reply_class:
+            return False
+        if self.kind == "code":
+            code = reply.enhanced
+            return code.startswith(self.pattern) if self.pattern.endswith(".") else code == self.pattern
+        return self.pattern in text
+
+
+_ENHANCED = re.compile(r"\s*#?([245]\.\d{1,3}\.\d{1,3})\b")
+NO_ANSWER = Reply(0, "no answer")
+
+
+def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
+    """The reply's meaning. `recipient`: whether it answers a RCPT TO (only there does a bare
+    550 speak about a mailbox; at the banner, EHLO or MAIL FROM a refusal is about us)."""
+    if reply.code == 0:
+        return Meaning.UNREACHABLE
+    if 200 <= reply.code < 400:
+        return Meaning.ACCEPTED
+    text = " ".join(reply.text.lower().split())
+    for rule in rules():
+        if rule.matches(reply, text):
+            return _at_step(rule.meaning, recipient)
+    return _at_step(_by_basic_code(reply.code), recipient)
+
+
+def _at_step(found: Meaning, recipient: bool) -> Meaning:
+    mailbox = (Meaning.NO_MAILBOX, Meaning.DISABLED, Meaning.FULL, Meaning.TOO_MANY_RECIPIENTS)
+    return Meaning.BLOCKED if not recipient and found in mailbox else found
+
+
+def _by_basic_code(code: int) -> Meaning:
+    if code == 421:  # RFC 5321: service not available, closing the channel
+        return Meaning.TOO_MANY_CONNECTIONS
+    if code in (452, 552):  # insufficient storage / exceeded storage allocation
+        return Meaning.FULL
+    if 400 <= code < 500:
+        return Meaning.TRY_AGAIN
+    if code in (550, 551, 553):  # mailbox unavailable / user not local / mailbox name not allowed
+        return Meaning.NO_MAILBOX
+    return Meaning.BLOCKED  # any other refusal: nothing to say about the mailbox, so never invalid
+
+
+@cache
+def rules() -> tuple[Rule, ...]:
+    found = []
+    for number, line in enumerate((DATA_DIR / "smtp_replies.txt").read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, reply_class, kind, pattern = line.split(maxsplit=3)
+        if reply_class not in ("4", "5", "*") or kind not in ("code", "text") or pattern != pattern.lower():
+            raise ValueError(f"smtp_replies.txt line {number}: {line!r}")
+        found.append(Rule(Meaning(name), reply_class, kind, pattern.strip()))
+    return tuple(found)
