@@ -34,6 +34,9 @@ migrate: install
 # out (result downloads, callbacks' result_url) follow PORT unless SITE_URL is set.
 run: migrate
 	PORT=$(PORT) $(PY) manage.py demo_account
+	@echo "Card payments against localstripe (README, Billing): start it with"
+	@echo "  $(PY) -m tests.support.localstripe --port 8420 &"
+	@echo "  and run with STRIPE_SECRET_KEY=sk_test_local STRIPE_PUBLISHABLE_KEY=pk_test_local STRIPE_WEBHOOK_SECRET=whsec_local STRIPE_API_BASE=http://127.0.0.1:8420 STRIPE_JS_URL=http://127.0.0.1:8420/js.stripe.com/v3/"
 	@export PORT=$(PORT) DEBUG=$${DEBUG:-1}; \
 	$(PY) manage.py qcluster & worker=$$!; \
 	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \

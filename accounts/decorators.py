@@ -9,7 +9,7 @@ from typing import Concatenate
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.cache import never_cache
@@ -19,8 +19,8 @@ from accounts.models import Account, Membership, membership_for
 from accounts.permissions import Action, may, role_may
 from accounts.two_factor import has_two_factor
 
-type AccountView[**P] = Callable[Concatenate[HttpRequest, Account, P], HttpResponse]
-type PortalView[**P] = Callable[Concatenate[HttpRequest, P], HttpResponse]
+type AccountView[**P] = Callable[Concatenate[HttpRequest, Account, P], HttpResponseBase]
+type PortalView[**P] = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
 
 # Where the header's account switch keeps the chosen account's public id.
 ACCOUNT_SESSION_KEY = "account"
@@ -37,7 +37,7 @@ def account_required[**P](action: Action) -> Callable[[AccountView[P]], PortalVi
 
     def decorate(view: AccountView[P]) -> PortalView[P]:
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
             if not request.user.is_authenticated:
                 return _to_login(request)
             membership = membership_for(request.user, request.session.get(ACCOUNT_SESSION_KEY))

@@ -83,6 +83,7 @@ def may(role: str) -> dict[str, bool]:
 # it. Together with the actions the account's views name, every route has a rule
 # (tests/test_permissions.py fails on a route in neither).
 OUTSIDE_ACCOUNTS: dict[str, str] = {
+    "stripe-webhook": "Stripe's events: signed by Stripe (README, Billing), no session or key",
     **dict.fromkeys(
         ["landing", "signup", "login", "logout", "favicon", "healthz", "readyz", "openapi-schema", "api-docs"],
         "anyone",

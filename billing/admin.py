@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.html import format_html
 
-from accounts.admin import AccountAdmin
+from accounts.admin import RECENT_ROWS, AccountAdmin
 from accounts.auditing import audit
 from accounts.models import Account, AuditEvent
-from billing.models import LedgerEntry
+from billing import gateway
+from billing.models import Customer, LedgerEntry, Payment, StripeEvent
 from billing.services import credits_grant
 from lib.admin import ReadOnlyAdmin
 
@@ -31,6 +35,19 @@ class AccountWithCreditsAdmin(AccountAdmin):
     """accounts/admin.py's account admin, with the one action that moves money."""
 
     actions = ["grant_credits", *AccountAdmin.actions]
+    change_form_template = "admin/billing/account_change_form.html"
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # The account's side at Stripe, under the accounts admin's own panels, each linked to Stripe's dashboard.
+        account = self.get_object(request, object_id)
+        money = {
+            "stripe_customer": Customer.objects.filter(account=account).first() if account else None,
+            "recent_payments": Payment.objects.filter(account=account)[:RECENT_ROWS] if account else [],
+            "stripe_dashboard": gateway.dashboard_url(""),
+        }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **money})
 
     @admin.action(description="Grant credits…")
     def grant_credits(self, request: HttpRequest, queryset: QuerySet[Account]) -> TemplateResponse | None:
@@ -72,3 +89,51 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     @admin.display(description="Note", ordering="note")
     def description(self, entry: LedgerEntry) -> str:
         return entry.note or entry.reference
+
+
+def stripe_link(path: str, text: str) -> str:
+    return format_html('<a href="{}" rel="noopener" target="_blank">{}</a>', gateway.dashboard_url(path), text)
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "account", "kind", "product", "amount", "status", "failure", "at_stripe"]
+    list_filter = ["status", "kind", "off_session"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = [f"account__{Account.EMAIL_LOOKUP}", "stripe_id"]
+    date_hierarchy = "created_at"
+
+    @admin.display(description="At Stripe")
+    def at_stripe(self, payment: Payment) -> str:
+        path = "invoices" if payment.kind == Payment.Kind.PLAN else "payments"
+        return stripe_link(f"{path}/{payment.stripe_id}", payment.stripe_id)
+
+
+@admin.register(Customer)
+class CustomerAdmin(ReadOnlyAdmin):
+    list_display = ["account", "at_stripe", "card_label", "subscription_plan", "subscription", "pending_plan"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = [f"account__{Account.EMAIL_LOOKUP}", "stripe_id", "subscription_id"]
+
+    @admin.display(description="Stripe customer")
+    def at_stripe(self, customer: Customer) -> str:
+        return stripe_link(f"customers/{customer.stripe_id}", customer.stripe_id)
+
+    @admin.display(description="Subscription")
+    def subscription(self, customer: Customer) -> str:
+        sub = customer.subscription_id
+        return stripe_link(f"subscriptions/{sub}", sub) if sub else "—"
+
+
+@admin.register(StripeEvent)
+class StripeEventAdmin(ReadOnlyAdmin):
+    """Every verified webhook event and what it did: mismatched ones are what staff look into."""
+
+    list_display = ["received_at", "type", "outcome", "account", "detail", "at_stripe"]
+    list_filter = ["outcome", "type"]
+    search_fields = ["event_id", "detail"]
+    date_hierarchy = "received_at"
+
+    @admin.display(description="At Stripe")
+    def at_stripe(self, event: StripeEvent) -> str:
+        return stripe_link(f"events/{event.event_id}", event.event_id)

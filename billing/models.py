@@ -1,11 +1,13 @@
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models.functions import TruncDate
 from django.utils import timezone
+
+from lib.money import dollars
 
 if TYPE_CHECKING:
     from accounts.models import Account
@@ -76,3 +78,97 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.amount:+d}"
+
+
+class Customer(models.Model):
+    """An account's customer at Stripe: its saved card, its plan subscription, its auto-recharge."""
+
+    account = models.OneToOneField("accounts.Account", models.CASCADE, related_name="stripe_customer")
+    stripe_id = models.CharField(max_length=64, unique=True)
+    card_payment_method = models.CharField(max_length=64, blank=True)
+    card_label = models.CharField(max_length=40, blank=True, help_text="e.g. visa •••• 4242")
+    subscription_id = models.CharField(max_length=64, blank=True)
+    subscription_plan = models.CharField(max_length=20, blank=True, help_text="Plan code of the subscription.")
+    # Where a downgrade or a cancellation goes when the paid period ends (blank: nothing pending).
+    pending_plan = models.CharField(max_length=20, blank=True)
+    period_end = models.DateTimeField(null=True, blank=True)
+    recharge_pack = models.CharField(max_length=20, blank=True, help_text="Blank: auto-recharge off.")
+    recharge_below = models.PositiveIntegerField(default=0)
+    recharge_attempted_at = models.DateTimeField(null=True, blank=True)
+    recharge_failure = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.stripe_id
+
+
+class Payment(models.Model):
+    """One charge at Stripe: a pack's PaymentIntent or a plan's invoice. Its id is unique, so a
+    payment is granted once however often Stripe tells us about it."""
+
+    class Kind(models.TextChoices):
+        PACK = "pack", "Credit pack"
+        PLAN = "plan", "Plan invoice"
+
+    class Status(models.TextChoices):
+        SUCCEEDED = "succeeded", "Paid"
+        FAILED = "failed", "Failed"
+
+    account = models.ForeignKey("accounts.Account", models.PROTECT, related_name="payments")
+    stripe_id = models.CharField(max_length=64, unique=True, help_text="PaymentIntent (pi_…) or invoice (in_…).")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    product = models.CharField(max_length=20, help_text="Pack or plan code.")
+    credits = models.BigIntegerField(default=0)
+    cents = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    off_session = models.BooleanField(default=False, help_text="An auto-recharge.")
+    receipt_url = models.URLField(max_length=500, blank=True)
+    failure = models.CharField(max_length=255, blank=True)
+    # Stripe's `created` (Unix time): of two plan invoices delivered out of order, the newer sets the plan.
+    stripe_created = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.stripe_id} {self.product} {self.status}"
+
+    @property
+    def amount(self) -> str:
+        return dollars(self.cents)
+
+
+# Stripe retries a delivery for three days; grants are kept for good by Payment's unique id, so an
+# event's record is for staff and for deduplication only, and is pruned after this (lib/prune.py).
+STRIPE_EVENT_LIFETIME = timedelta(days=90)
+
+
+def stripe_event_expiry() -> datetime:
+    return timezone.now() + STRIPE_EVENT_LIFETIME
+
+
+class StripeEvent(models.Model):
+    """Every webhook event Stripe delivered with a good signature, by its id: a redelivery is seen as one."""
+
+    class Outcome(models.TextChoices):
+        GRANTED = "granted", "Credits granted"
+        ALREADY = "already", "Already granted (another event or the return page)"
+        UPDATED = "updated", "Account updated"
+        IGNORED = "ignored", "Not a type we act on"
+        MISMATCHED = "mismatched", "Mismatched: nothing granted"
+
+    event_id = models.CharField(max_length=64, unique=True)
+    type = models.CharField(max_length=60)
+    account = models.ForeignKey("accounts.Account", models.SET_NULL, null=True, blank=True, related_name="+")
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    detail = models.CharField(max_length=255, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    expires_at = models.DateTimeField(default=stripe_event_expiry, db_index=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} {self.type}"

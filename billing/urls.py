@@ -1,7 +1,13 @@
 from django.urls import path
 
-from billing import views
+from billing import views, webhooks
 
 urlpatterns = [
     path("billing", views.billing, name="billing"),
+    path("billing/card", views.card, name="billing-card"),
+    path("billing/packs/<slug:code>", views.pack_buy, name="billing-pack"),
+    path("billing/plan", views.plan_switch, name="billing-plan"),
+    path("billing/recharge", views.recharge, name="billing-recharge"),
+    path("billing/ledger.csv", views.ledger_csv, name="billing-ledger-csv"),
+    path("webhooks/stripe", webhooks.stripe_webhook, name="stripe-webhook"),
 ]

@@ -194,6 +194,30 @@ ADMIN_REQUIRE_2FA = envbool("ADMIN_REQUIRE_2FA", False)
 
 BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
 
+# --- Self-serve billing (README "Billing") ------------------------------------------------
+# Without STRIPE_SECRET_KEY nothing of Stripe is used: the billing page says how to reach staff.
+# STRIPE_API_BASE / STRIPE_JS_URL point development and the tests at localstripe on loopback.
+STRIPE_SECRET_KEY = envstr("STRIPE_SECRET_KEY", "")
+STRIPE_PUBLISHABLE_KEY = envstr("STRIPE_PUBLISHABLE_KEY", "")
+STRIPE_WEBHOOK_SECRET = envstr("STRIPE_WEBHOOK_SECRET", "")
+STRIPE_API_BASE = envstr("STRIPE_API_BASE", "").rstrip("/")
+STRIPE_JS_URL = envstr("STRIPE_JS_URL", "https://js.stripe.com/v3/")
+# Every price, in one place (cents of BILLING_PRICES["currency"]). Packs are one-off; plans are
+# monthly subscriptions granting their credits each paid period. billing/prices.py reads it.
+BILLING_PRICES: dict[str, object] = {
+    "currency": "usd",
+    "packs": {
+        "pack_1k": {"credits": 1_000, "cents": 1_000},
+        "pack_10k": {"credits": 10_000, "cents": 7_000},
+        "pack_100k": {"credits": 100_000, "cents": 50_000},
+        "pack_1m": {"credits": 1_000_000, "cents": 300_000},
+    },
+    "plans": {
+        "starter": {"credits": 5_000, "cents": 2_900},
+        "pro": {"credits": 25_000, "cents": 9_900},
+    },
+}
+
 # --- i18n, static, media ------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 # config/formats/en/formats.py: the admin shows 24-hour times, as the portal does.

@@ -31,6 +31,7 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils import timezone
 
+from lib.csvcells import spreadsheet_safe
 from lib.tokens import random_base62
 from verification.engine import Verdict
 
@@ -53,8 +54,6 @@ RESULT_COLUMNS = (
     "mail_provider",
 )
 _CHECK_COLUMNS = RESULT_COLUMNS[6:14]
-# A spreadsheet runs a cell starting with one of these as a formula.
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _SPOOL_BYTES = 1024 * 1024
 
 
@@ -190,8 +189,7 @@ def _cell(value: object) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+    return spreadsheet_safe(str(value))
 
 
 def job_files_delete(job_id: str) -> None:

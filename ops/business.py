@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from accounts.models import Account
-from billing.models import LedgerEntry
+from billing.models import LedgerEntry, Payment, StripeEvent
 from lib import sql
+from lib.money import dollars
 
 Kind = LedgerEntry.Kind
 SINGLE = Q(kind=Kind.SPEND)
@@ -137,3 +138,37 @@ def top_accounts(days: int = 30, limit: int = 10) -> list[AccountUsage]:
 def running_out(days: int = 7, limit: int = 10) -> list[AccountUsage]:
     """Accounts whose balance will not last a day at their average daily use over the last `days` days."""
     return _usage_by_account(days=days, order="a.credit_balance", limit=limit, short_by=days)
+
+
+@dataclass(frozen=True)
+class Revenue:
+    cents: int
+    failed: int
+    since: datetime
+
+    @property
+    def amount(self) -> str:
+        return dollars(self.cents)
+
+
+def revenue() -> dict[str, Revenue]:
+    """Card payments taken (packs and plan invoices) and payments failed, today and over 7 and 30 days."""
+    paid, failed = Q(status=Payment.Status.SUCCEEDED), Q(status=Payment.Status.FAILED)
+    sums: dict[str, Any] = {}
+    for name, back in WINDOWS.items():
+        since = Q(created_at__gte=window_start(back))
+        sums[f"{name}_cents"] = Sum("cents", filter=paid & since, default=0)
+        sums[f"{name}_failed"] = Count("id", filter=failed & since)
+    row = Payment.objects.aggregate(**sums)
+    return {
+        name: Revenue(row[f"{name}_cents"], row[f"{name}_failed"], window_start(back)) for name, back in WINDOWS.items()
+    }
+
+
+def payment_problems(limit: int = 10) -> dict[str, Any]:
+    """The latest failed payments, and Stripe events that granted nothing because they did not match."""
+    failed = Payment.objects.filter(status=Payment.Status.FAILED).select_related(
+        *(f"account__{related}" for related in Account.DISPLAY_RELATED)
+    )[:limit]
+    mismatched = StripeEvent.objects.filter(outcome=StripeEvent.Outcome.MISMATCHED)[:limit]
+    return {"failed_payments": list(failed), "mismatched_events": list(mismatched)}

@@ -26,7 +26,14 @@ def business_figures() -> dict[str, Any]:
         "plan_mix": business.plan_mix(),
         "top_accounts": business.top_accounts(),
         "running_out": business.running_out(),
+        "revenue_rows": _revenue_rows(business.revenue()),
+        **business.payment_problems(),
     }
+
+
+def _revenue_rows(revenue: dict[str, business.Revenue]) -> list[tuple[str, str, business.Revenue]]:
+    labels = {"today": "Today", "week": "7 days", "month": "30 days"}
+    return [(name, label, revenue[name]) for name, label in labels.items()]
 
 
 def machine_figures() -> dict[str, Any]:

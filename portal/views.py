@@ -24,6 +24,7 @@ from accounts.plans import SIGNUP_CREDITS
 from accounts.services import account_open
 from accounts.throttle import address_allowed, attempt_allowed
 from billing.models import LedgerEntry
+from billing.prices import price_list
 from billing.services import OPENING_NOTE, credits_grant
 from jobs.models import Job
 from lib.charts import bar_chart
@@ -36,7 +37,8 @@ _CONFIRM_SALT = "portal.signup-confirm"
 
 
 def landing(request: HttpRequest) -> HttpResponse:
-    return render(request, "portal/landing.html", {"signup_credits": SIGNUP_CREDITS})
+    context = {"signup_credits": SIGNUP_CREDITS, "contact_email": settings.BILLING_CONTACT_EMAIL, **price_list()}
+    return render(request, "portal/landing.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -81,6 +81,8 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         values["member_id"] = Membership.objects.create(
             account=persona.account, user=UserFactory(), role=Role.VIEWER
         ).pk
+    if "code" in params:
+        values["code"] = "pack_1k"
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 

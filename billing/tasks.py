@@ -1,0 +1,23 @@
+"""Billing's queued work: thin entry points that take ids and call billing/payments.py."""
+
+from __future__ import annotations
+
+from billing import gateway, payments, queue
+
+
+def recharge_due() -> int:
+    """Every minute: claim the accounts under their auto-recharge threshold and queue each charge."""
+    if not gateway.enabled():
+        return 0
+    claimed = payments.recharges_due()
+    for customer_id in claimed:
+        queue.recharge(customer_id)
+    return len(claimed)
+
+
+def recharge(customer_id: int) -> None:
+    payments.recharge_run(customer_id)
+
+
+def expire_periods() -> int:
+    return payments.periods_expire()

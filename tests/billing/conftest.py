@@ -1,0 +1,62 @@
+"""Billing's fixtures: Stripe settings pointing nowhere real, and a customer at "Stripe" for an account."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db.models import Sum
+from django.test import Client
+
+from accounts.models import Account
+from billing.models import Customer, LedgerEntry
+from tests import test_browser
+from tests.conftest import Persona, make_persona
+from tests.support.localstripe import LocalStripe, running
+from tests.support.stripe_events import WEBHOOK_SECRET
+
+
+@pytest.fixture
+def stripe_on(settings: Any) -> Any:
+    settings.STRIPE_SECRET_KEY = "sk_test_verifier"
+    settings.STRIPE_PUBLISHABLE_KEY = "pk_test_verifier"
+    settings.STRIPE_WEBHOOK_SECRET = WEBHOOK_SECRET
+    return settings
+
+
+def with_customer(account: Account, stripe_id: str = "cus_test1") -> Customer:
+    return Customer.objects.create(account=account, stripe_id=stripe_id, subscription_id="sub_test1")
+
+
+def balance_and_ledger(account: Account) -> tuple[int, int]:
+    account.refresh_from_db()
+    total = LedgerEntry.objects.filter(account=account).aggregate(total=Sum("amount"))["total"] or 0
+    return account.credit_balance, total
+
+
+@pytest.fixture(scope="session")
+def localstripe() -> Iterator[LocalStripe]:
+    with running() as stripe:
+        yield stripe
+
+
+@pytest.fixture
+def stripe_live(stripe_on: Any, localstripe: LocalStripe) -> LocalStripe:
+    """Billing on, its Stripe calls answered by localstripe on loopback."""
+    stripe_on.STRIPE_API_BASE = localstripe.url
+    stripe_on.STRIPE_JS_URL = localstripe.js_url
+    return localstripe
+
+
+@pytest.fixture
+def free_owner(db: None) -> Persona:
+    return make_persona(plan_code="free", credits=1000)
+
+
+def logged_in(persona: Persona) -> Client:
+    persona.client.force_login(persona.account.owner)
+    return persona.client
+
+
+page = test_browser.page  # the browser tests' Chromium page (live server, CSP violations fail the test)

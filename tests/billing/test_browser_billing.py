@@ -1,0 +1,113 @@
+"""Billing in a real Chromium against localstripe: sign up, buy 10,000 credits with the test card and
+see them on the dashboard, verify, switch to Starter (its invoice also delivered by localstripe's
+webhook, signed as Stripe signs), and see a declined card's message. UPDATE_DOCS_SCREENSHOTS=1
+refreshes docs/images/pricing.png and billing.png."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from billing.models import StripeEvent
+from tests.billing.conftest import balance_and_ledger
+from tests.support.db import committed_db
+from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK, LocalStripe
+from tests.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=f"{CHROMIUM} is missing"),
+    committed_db,
+]
+if CHROMIUM.exists() or IN_CI:
+    from playwright.sync_api import Page, expect
+
+PRICING_IMAGE = ROOT / "docs" / "images" / "pricing.png"
+BILLING_IMAGE = ROOT / "docs" / "images" / "billing.png"
+
+
+def point_webhook_at(stripe: LocalStripe, url: str, secret: str, events: list[str] | None = None) -> None:
+    """localstripe's webhook configuration: it then POSTs its events to `url`, signed with `secret`."""
+    body = json.dumps({"url": url, "secret": secret, "events": events}).encode()
+    urllib.request.urlopen(urllib.request.Request(f"{stripe.url}/_config/webhooks/verifier", data=body), timeout=10)
+
+
+@pytest.fixture
+def webhook_to_live_server(stripe_live: LocalStripe, live_server: Any, settings: Any) -> Iterator[None]:
+    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET)
+    yield
+    # localstripe outlives this test: send the live server nothing more (no event type is in []).
+    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET, events=[])
+
+
+def type_card(page: Page, number: str) -> None:
+    """localstripe's card element: plain fields named by their placeholders."""
+    for field, value in (("number", number), ("exp_month", "12"), ("exp_year", "34"), ("cvc", "123")):
+        page.locator(f"#card-element input[placeholder={field}]").fill(value)
+    page.locator("#card-element input[placeholder=postal_code]").fill("10001")
+
+
+def wait_for(check: Any, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+@pytest.mark.usefixtures("webhook_to_live_server")
+def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
+    page.goto("/")
+    expect(page.locator("#pricing [data-pack=pack_10k]")).to_contain_text("$7.00")
+    if UPDATE_DOCS:
+        page.locator("#pricing").screenshot(path=str(PRICING_IMAGE))
+    page.get_by_role("link", name="Sign up free").click()
+    page.get_by_label("Email").fill("buyer@company.example.com")
+    page.get_by_label("Password").fill("a-long-unusual-passphrase")
+    page.get_by_role("button", name="Create account").click()
+    expect(page.locator("#credit-balance")).to_have_text("0")  # sign-up credits wait for a confirmed address
+
+    page.get_by_role("link", name="Billing").click()
+    page.locator("[data-pack=pack_10k]").get_by_role("button", name="Buy").click()
+    expect(page).to_have_url(re.compile(r"/billing/card\?pack=pack_10k$"))
+    type_card(page, CARD_OK)
+    snap(page, "billing-01-card")
+    page.get_by_role("button", name="Pay $70").click()
+    expect(page).to_have_url(re.compile(r"/dashboard$"))
+    expect(page.locator("#credit-balance")).to_have_text("10000")
+    expect(page.get_by_text("10,000 credits added ($70.00)")).to_be_visible()
+
+    page.get_by_role("link", name="Verify", exact=True).click()
+    page.get_by_label("Email address").fill("jane@good.com")
+    page.get_by_role("button", name="Verify").click()
+    expect(page.locator("[data-verdict-status]")).to_have_text("valid")
+
+    page.get_by_role("link", name="Billing").click()
+    page.get_by_label("Switch to").select_option("starter")
+    page.get_by_role("button", name="Switch plan").click()
+    expect(page.get_by_text("You are on Starter now.")).to_be_visible()
+    expect(page.locator("[data-plan-name]")).to_have_text("Starter")
+    expect(page.locator("[data-credit-balance]")).to_have_text("14999")
+    # localstripe delivers the invoice's event too, a second later: already granted, so nothing more.
+    wait_for(lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded").exists())
+    assert StripeEvent.objects.get(type="invoice.payment_succeeded").outcome == "already"
+    account = StripeEvent.objects.get(type="invoice.payment_succeeded").account
+    assert balance_and_ledger(account) == (14_999, 14_999)
+    page.reload()
+    if UPDATE_DOCS:
+        page.screenshot(path=str(BILLING_IMAGE), full_page=True)
+    snap(page, "billing-02-billing")
+
+    page.get_by_role("link", name="Replace card").click()
+    type_card(page, CARD_DECLINED_ON_SAVE)
+    page.get_by_role("button", name="Save card").click()
+    expect(page.locator("[data-card-error]")).to_have_text("Your card was declined.")
+    snap(page, "billing-03-declined")
+    page.get_by_role("link", name="Jobs").click()
+    page.get_by_role("link", name=re.compile("New job|Upload")).first.click()
+    expect(page.get_by_text("(yours: Starter)")).to_be_visible()  # bulk lists are open now
