@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.auditing import Event, audit
 from accounts.models import Account, Plan
 from billing import prices
 from billing.gateway import StripeDict
@@ -198,12 +199,15 @@ def _grant(
                 return False
         if credits:
             credits_grant(account=account, amount=credits, reference=stripe_id, note=f"Paid: {price.code}")
+        # Stripe acts, not a person: no actor or address (docs/portal.md, "Audit log").
+        audit(None, account, Event.CREDITS_GRANTED, f"Paid by card: {price.code}, {credits} credits ({stripe_id})")
     return True
 
 
 def plan_set(account: Account, code: str) -> None:
     plan = Plan.objects.get(code=code)
-    Account.objects.filter(pk=account.pk).update(plan=plan)
+    if Account.objects.filter(pk=account.pk).exclude(plan=plan).update(plan=plan):
+        audit(None, account, Event.PLAN_CHANGED, f"Plan {plan.code}, by its Stripe subscription")
     account.plan = plan
 
 

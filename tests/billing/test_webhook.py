@@ -9,6 +9,7 @@ import pytest
 import time_machine
 from django.test import Client
 
+from accounts.models import AuditEvent
 from billing.models import Customer, Payment, StripeEvent
 from billing.payments import periods_expire
 from tests.billing.conftest import balance_and_ledger, with_customer
@@ -137,6 +138,8 @@ def test_plan_invoice_grants_period_credits_and_sets_the_plan_once_for_paid_and_
     owner.account.refresh_from_db()
     assert owner.account.plan.code == "pro"
     assert Payment.objects.get().kind == "plan"
+    audited = AuditEvent.objects.filter(account=owner.account).values_list("action", "actor", "ip")
+    assert sorted(audited) == [("credits_granted", None, None), ("plan_changed", None, None)]  # once each
 
 
 def test_upgrade_invoice_grants_the_difference(owner: Any) -> None:
