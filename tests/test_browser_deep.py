@@ -56,6 +56,12 @@ def test_new_customer_verifies_deep_and_runs_a_deep_job(
     page.get_by_label("Password").fill("a-long-unusual-passphrase")
     page.get_by_role("button", name="Create account").click()
     expect(page).to_have_url(re.compile(r"/dashboard$"))
+    from django.core import mail
+
+    confirm = re.search(r"http://\S+/signup/confirm/\S+", mail.outbox[-1].body)  # the free credits wait for it
+    assert confirm is not None
+    page.goto(confirm.group())
+    expect(page.locator("[data-confirmed]")).to_be_visible()
 
     page.goto("/verify")
     page.get_by_label("Email address").fill("alice@mailbox.deepfarm.net")
