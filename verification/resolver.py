@@ -119,6 +119,11 @@ def resolver_health_within(seconds: float) -> trust.ResolverHealth | None:
     return trust.resolver_health_within(_probe_resolver(resolver_config()), seconds)
 
 
+def resolver_last_finding() -> trust.ResolverHealth | None:
+    """What the last canary check found, without asking DNS (pages that only show it)."""
+    return trust.last_finding(_canary_resolver(resolver_config()))
+
+
 def resolver_broken(*, since: float | None = None) -> bool:
     health = resolver_health(since=since)
     return health is not None and health.broken

@@ -93,6 +93,13 @@ def resolver_health_within(resolver: BatchResolver, seconds: float) -> ResolverH
     return health
 
 
+def last_finding(resolver: BatchResolver) -> ResolverHealth | None:
+    """The last check's finding (up to LAST_FINDING_SECONDS old), read from the shared cache: asks no DNS.
+    None when the check is off or nothing was found yet."""
+    canaries = tuple(settings.VERIFIER_DNS_CANARIES)
+    return _stored(_key(resolver, canaries), fresh=False) if canaries else None
+
+
 def _background_check(key: str, resolver: BatchResolver, canaries: tuple[str, ...]) -> Future[ResolverHealth]:
     """The check under way for `key`, started if there is none; a check that ended longer ago than
     a finding is trusted (no probe came since) is replaced, never passed off as fresh."""
