@@ -68,9 +68,9 @@ SINGLE_BACKOFF_TRIES = 1
 
 @dataclass
 class _Plan:
-    """Who to ask what: per domain its MX hosts and the recipients not answered by a cache."""
+    """Who to ask what: per list of MX hosts, the recipients not answered by a cache."""
 
-    work: dict[str, tuple[tuple[str, ...], list[str]]]
+    work: dict[tuple[str, ...], list[str]]  # MX hosts in preference order -> recipients of their domains
     probes: dict[str, str]  # domain -> its catch-all probe address, when asked
     known: dict[str, Answer]  # email -> cached answer
     catch_all: dict[str, bool]  # domain -> cached answer
@@ -118,19 +118,20 @@ def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
     catch_all = CatchAllAnswer.objects.fresh_many(domains)
     key = hashlib.sha256(("smtp-probe|" + settings.SECRET_KEY).encode()).digest()
     today = timezone.now().date()
-    work: dict[str, tuple[tuple[str, ...], list[str]]] = {}
+    # Grouped by MX hosts, not by domain: the domains one provider hosts (every Google Workspace
+    # domain names the same MX hosts) share sessions, as they share the politeness limit.
+    work: dict[tuple[str, ...], list[str]] = {}
     probes: dict[str, str] = {}
     for email in dict.fromkeys(emails):
         domain = _domain(email)
-        hosts, recipients = work.setdefault(domain, (answers[domain].mx_hosts, []))
+        recipients = work.setdefault(answers[domain].mx_hosts, [])
         if email not in known:
             recipients.append(email)
-    for domain, (_hosts, recipients) in list(work.items()):
-        if domain not in catch_all:
+        if domain not in catch_all and domain not in probes:
             probes[domain] = probe_address(domain, key, today)
-            recipients.append(probes[domain])
-        if not recipients:
-            del work[domain]
+    for domain, probe in probes.items():
+        work[answers[domain].mx_hosts].append(probe)
+    work = {hosts: recipients for hosts, recipients in work.items() if recipients}
     return _Plan(work, probes, known, catch_all)
 
 

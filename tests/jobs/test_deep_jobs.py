@@ -89,11 +89,18 @@ def test_greylisting_that_never_clears_ends_unknown_after_three_retries(
     assert bulk_net(owner, job_id) == -1
 
 
-def test_fast_job_is_as_before(owner: Persona, run_tasks: RunTasks, farm: MxFarm) -> None:
-    with run_tasks():
-        job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
-    body = job_body(owner, job_id)
-    assert body["validation_mode"] == "fast" and body["progress"]["valid"] == 2
+def test_fast_job_is_byte_for_byte_as_before_with_deep_mode_on(
+    owner: Persona, outsider: Persona, settings: Any, run_tasks: RunTasks, farm: MxFarm
+) -> None:
+    files = []
+    for persona, deep_on in ((owner, False), (outsider, True)):
+        settings.VERIFIER_DEEP_MODE = deep_on
+        with run_tasks():
+            job_id = deep_upload(persona, [*ROWS, "jane@good.com", "info@good.com"], mode="fast").json()["id"]
+        body = job_body(persona, job_id)
+        assert body["validation_mode"] == "fast" and body["progress"]["valid"] == 7
+        files.append(download(persona, body["result_download_url"]))
+    assert files[0] == files[1]
     assert sum(farm.stats.sessions.values()) == 0
 
 
