@@ -355,6 +355,9 @@ BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds until a job of 1,000 rows or more has completed to measure throughput on: what
 # a resolver capped at 1,000 queries a second gives on a list with one new domain every two rows.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 2000.0)
+# The same for deep jobs (docs/deep.md): they wait on mail servers, a few connections to each;
+# 20 rows a second is a list mostly at one large provider (3 sessions of RCPTs at ~150 ms each).
+BULK_DEEP_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEEP_DEFAULT_ROWS_PER_SECOND", 20.0)
 # A finished job's files (input and results) are deleted this many days after it finished.
 JOB_RETENTION_DAYS = envint("JOB_RETENTION_DAYS", 30, minimum=1)
 
