@@ -75,7 +75,8 @@ def probe_address(domain: str, key: bytes, today: date) -> str:
 
 
 class HostSlots:
-    """At most `per_host` sessions at once to one address from this machine (module docstring)."""
+    """At most `per_host` sessions at once to one address from this machine (module docstring).
+    The same lock files bound other per-machine things by name (bulk workers on deep chunks)."""
 
     def __init__(self, directory: str | Path, per_host: int) -> None:
         self.directory = Path(directory)
@@ -90,18 +91,24 @@ class HostSlots:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def try_take(self, name: str) -> int | None:
+        """One of `name`'s slots if one is free (its descriptor: close it to give the slot back),
+        else None at once."""
+        for slot in random.sample(range(self.per_host), self.per_host):
+            fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            return fd
+        return None
+
     async def _acquire(self, address: str) -> int:
         name = ipaddress.ip_address(address).exploded.replace(":", "-")
-        while True:
-            for slot in random.sample(range(self.per_host), self.per_host):
-                fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    continue
-                return fd
+        while (fd := self.try_take(name)) is None:
             await asyncio.sleep(_SLOT_POLL_SECONDS)
+        return fd
 
 
 @dataclass
