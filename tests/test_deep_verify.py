@@ -3,6 +3,7 @@ every row of the verdict table, the fast rules first, the shared caches, the tim
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from datetime import timedelta
@@ -286,6 +287,22 @@ def test_staff_dashboard_counts_smtp_sessions_by_outcome_and_the_blocked_share(
     found = dict(re.findall(r'data-figure="([^"]+)"[^>]*>(?:<th[^>]*>[^<]*</th><td>)?([^<]*)<', page))
     assert found["smtp-completed"] == "1" and found["smtp-blocked"] == "2" and found["smtp-unreachable"] == "1"
     assert found["smtp-blocked-share"] == "50.0%"
+
+
+def test_a_refused_session_is_logged_with_the_mx_address_and_its_reply(
+    owner: Persona, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What an operator reads when smtp_blocked rises: which server said what (docs/deep.md)."""
+    with caplog.at_level(logging.INFO, logger="verification.deep"):
+        deep(owner, "alice@listed.deepfarm.net")  # blocked at the banner
+        deep(owner, "alice@alldead.deepfarm.net")  # nothing listens
+        deep(owner, "alice@mailbox.deepfarm.net")  # completed: nothing to say
+    lines = [(record.levelname, record.getMessage()) for record in caplog.records if record.name == "verification.deep"]
+    assert lines[0][0] == "WARNING"
+    assert lines[0][1].startswith("SMTP session blocked at 127.0.0.5: 554 5.7.1 Service unavailable")
+    assert "spamhaus" in lines[0][1]
+    assert lines[1][0] == "INFO" and lines[1][1].startswith("SMTP session unreachable at 127.0.0.40: - connect:")
+    assert len(lines) == 2
 
 
 def test_smtp_sessions_counter_for_prometheus(owner: Persona) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config
+
+logger = logging.getLogger(__name__)
 
 # Rules 1-4 decided these: no session for them.
 _DECIDED_FAST = frozenset(
@@ -149,6 +152,9 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
     findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
     metrics.smtp_sessions_counted(findings.sessions)
     SmtpSessionCount.objects.record(findings.sessions)
+    for outcome, address, reply in findings.refusals:
+        level = logging.WARNING if outcome == "blocked" else logging.INFO
+        logger.log(level, "SMTP session %s at %s: %s %s", outcome, address, reply.code or "-", reply.text)
     return findings
 
 

@@ -65,6 +65,9 @@ class Findings:
 
     answers: dict[str, Answer] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)  # Session.outcome, one per session opened
+    # (outcome, MX address, the reply) of each session turned away: what an operator reads when
+    # `smtp_blocked` rises ("spamhaus", "reverse hostname", ...)
+    refusals: list[tuple[str, str, Reply]] = field(default_factory=list)
 
 
 def probe_address(domain: str, key: bytes, today: date) -> str:
@@ -199,6 +202,8 @@ class Prober:
         async with self.slots.held(address):
             session = await run_session(address, recipients, self.config)
         self.findings.sessions.append(session.outcome)
+        if session.refusal is not None:
+            self.findings.refusals.append((session.outcome, address, session.refusal))
         return session
 
     def _settle(self, recipients: Iterable[str], answer: Answer) -> None:
