@@ -305,6 +305,18 @@ def test_a_refused_session_is_logged_with_the_mx_address_and_its_reply(
     assert len(lines) == 2
 
 
+def test_staff_see_the_shared_answers_in_the_admin_read_only(owner: Persona, admin_client_: Client) -> None:
+    deep(owner, "nobody@mailbox.deepfarm.net")
+    page = admin_client_.get(reverse("admin:verification_mailboxanswer_changelist"), {"q": "nobody@"})
+    assert page.status_code == 200 and "5.1.1" in page.content.decode()
+    page = admin_client_.get(reverse("admin:verification_catchallanswer_changelist"), {"q": "mailbox.deepfarm"})
+    assert page.status_code == 200 and "mailbox.deepfarm.net" in page.content.decode()
+    answer = MailboxAnswer.objects.get(email="nobody@mailbox.deepfarm.net")
+    change = reverse("admin:verification_mailboxanswer_change", args=[answer.pk])
+    assert admin_client_.post(change, {"email": "x@y.z"}).status_code == 403
+    assert admin_client_.get(reverse("admin:verification_mailboxanswer_add")).status_code == 403
+
+
 def test_smtp_sessions_counter_for_prometheus(owner: Persona) -> None:
     from prometheus_client import REGISTRY
 
