@@ -134,7 +134,7 @@ def job_submitted(
     submission is yielded inside the transaction that creates the job (see `job_created`).
     A test job (`key_mode="test"`, a test key's) costs nothing, so the balance is not asked.
     """
-    mode = mode_require(validation_mode)
+    mode = mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
     bulk_in_plan(account=account)
     if key_mode == Mode.LIVE:
         credits_require(account=account, amount=1)
@@ -325,9 +325,10 @@ def job_preview(
     callback_url: object,
     email_column: str | None,
     validation_mode: object = "fast",
+    key_mode: str = Mode.LIVE,
 ) -> tuple[Preview, AddressList]:
     """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
-    mode_require(validation_mode)
+    mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
     bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     return preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode)), found

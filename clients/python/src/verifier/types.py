@@ -79,6 +79,7 @@ class Job(TypedDict):
     id: str
     filename: str | None
     status: Literal["pending", "processing", "completed", "failed"]
+    validation_mode: Literal["fast", "deep"]
     progress: Progress
     partial: bool
     breakdown: dict[str, object]
