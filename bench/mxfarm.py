@@ -3,6 +3,8 @@ the service or the bench).
 
     python -m bench.mxfarm --addresses 100 --domains 400 --delay-ms 50
 
+    python -m bench.mxfarm --verdict-table --serve
+
 Serves `--addresses` scripted MX servers (tests/support/mx_farm.py) on 127.0.1.1 and up, each
 answering every command `--delay-ms` late, plus one on 127.0.1.250 answering at once; and the
 loopback DNS server (tests/support/dns_server.py) with `--domains` domains `d<i>.deepbench.net`
@@ -10,15 +12,22 @@ loopback DNS server (tests/support/dns_server.py) with `--domains` domains `d<i>
 name as `bench.data.behaviour` says. Mailboxes `alice`, `bob`, `carol`, `dave` exist; any
 other local part is refused 5.1.1. Prints one JSON line `{"dns": "host:port", "smtp_port": N}`,
 then a JSON line of the farm's counts each time it reads a line on stdin; stops on EOF.
+
+`--verdict-table` serves the tests' farm instead (tests/support/deep.py): a domain per row of the
+verdict table in docs/deep.md, for trying deep mode by hand ("Try it on this machine" there).
+`--serve` runs until interrupted (Ctrl-C) rather than reading stdin.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
 
 from bench.data import behaviour
+from tests.support.deep import SCRIPTS, farm_zone
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import ACCEPT, MxFarm, Script
 
@@ -40,7 +49,15 @@ def main() -> None:
     parser.add_argument("--addresses", type=int, default=100)
     parser.add_argument("--domains", type=int, default=400)
     parser.add_argument("--delay-ms", type=float, default=50.0)
+    parser.add_argument("--verdict-table", action="store_true", help="serve the tests' farm (tests/support/deep.py)")
+    parser.add_argument("--serve", action="store_true", help="run until interrupted instead of reading stdin")
     args = parser.parse_args()
+    if args.verdict_table:
+        with DnsServer(default=behaviour) as dns, MxFarm(SCRIPTS) as farm:
+            farm_zone(dns)
+            print(json.dumps({"dns": dns.address, "smtp_port": farm.port}), flush=True)
+            _until_interrupted()
+        return
     mailboxes = dict.fromkeys(MAILBOXES, ACCEPT)
     scripts = {address(i): Script(mailboxes=mailboxes, delay=args.delay_ms / 1000) for i in range(args.addresses)}
     scripts[INSTANT_ADDRESS] = Script(mailboxes=mailboxes)
@@ -51,6 +68,9 @@ def main() -> None:
         dns.set(INSTANT_DOMAIN, MX(f"mx1.{INSTANT_DOMAIN}"))
         dns.set(f"mx1.{INSTANT_DOMAIN}", HOST(INSTANT_ADDRESS))
         print(json.dumps({"dns": dns.address, "smtp_port": farm.port}), flush=True)
+        if args.serve:
+            _until_interrupted()
+            return
         for _ in sys.stdin:
             stats = farm.stats
             slow = [a for a in scripts if a != INSTANT_ADDRESS]
@@ -62,6 +82,14 @@ def main() -> None:
             }
             print(json.dumps(counts), flush=True)
             farm.reset()
+
+
+def _until_interrupted() -> None:
+    """Ctrl-C or SIGTERM stops it (SIGINT too when a shell started it in the background)."""
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.default_int_handler)
+    with contextlib.suppress(KeyboardInterrupt):
+        signal.pause()
 
 
 if __name__ == "__main__":

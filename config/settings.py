@@ -112,9 +112,10 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cache_table"}}
 
+Q_WORKERS = envint("Q_WORKERS", 2, minimum=1)
 Q_CLUSTER: dict[str, object] = {
     "name": "verifier",
-    "workers": envint("Q_WORKERS", 2, minimum=1),
+    "workers": Q_WORKERS,
     # A chunk takes seconds; five minutes is a hung worker, not a slow one.
     "timeout": envint("Q_TIMEOUT", 300, minimum=10),
     # Must exceed timeout, or the ORM broker hands a running task to a second worker.
@@ -343,6 +344,9 @@ CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
 BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
 # A deep job's chunks are at most this many rows (their SMTP sessions hold a worker: docs/deep.md).
 BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 200, minimum=1)
+# How many of a machine's bulk workers may run deep chunks at once: all but one by default, so a
+# fast job always finds a worker while deep jobs wait on mail servers (docs/deep.md, Bulk jobs).
+BULK_DEEP_WORKERS = envint("BULK_DEEP_WORKERS", max(1, Q_WORKERS - 1), minimum=1)
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
@@ -355,6 +359,9 @@ BULK_WORKER_NICENESS = envint("BULK_WORKER_NICENESS", 10, minimum=0)
 # estimated_seconds until a job of 1,000 rows or more has completed to measure throughput on: what
 # a resolver capped at 1,000 queries a second gives on a list with one new domain every two rows.
 BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 2000.0)
+# The same for deep jobs (docs/deep.md): they wait on mail servers, a few connections to each;
+# 20 rows a second is a list mostly at one large provider (3 sessions of RCPTs at ~150 ms each).
+BULK_DEEP_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEEP_DEFAULT_ROWS_PER_SECOND", 20.0)
 # A finished job's files (input and results) are deleted this many days after it finished.
 JOB_RETENTION_DAYS = envint("JOB_RETENTION_DAYS", 30, minimum=1)
 

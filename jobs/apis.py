@@ -276,6 +276,7 @@ class BulkPreviewApi(AccountAPIView):
             callback_url=request.POST.get("callback_url") or "",
             email_column=request.POST.get("email_column"),
             validation_mode=request.POST.get("validation_mode") or "fast",
+            key_mode=self.key.mode,
         )
         return Response(preview)
 

@@ -14,7 +14,8 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
@@ -33,6 +34,7 @@ from lib import metrics, sql
 from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
+from verification.engine.mailboxes import HostSlots
 from verification.engine.sandbox import sandbox_verdicts
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken, resolver_last_finding
 
@@ -40,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 # A deep chunk with greylisted (4xx) rows is run again this many times before they stay `unknown`.
 DEEP_RETRY_ROUNDS = 3
+# The lock files bounding how many of a machine's workers run deep chunks at once (_deep_slot).
+DEEP_SLOTS = "bulk-deep-chunks"
 # A chunk whose claim has been taken this many times without finishing has crashed
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
@@ -59,10 +63,13 @@ def chunk_run_next(*, budget: float) -> int:
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
         if _waiting_for_resolver():
             return ran
-        chunk = _claim_next()
-        if chunk is None:
-            return ran  # nothing waiting, or every pick taken by other workers, which go on
-        _process(chunk)
+        with _deep_slot() as slot:
+            chunk = _claim_next(deep=slot.held)
+            if chunk is None:
+                return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
+            if not _is_slow(chunk):
+                slot.give_back()  # a fast chunk: another worker may take deep work meanwhile
+            _process(chunk)
         ran += 1
         sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
         os.sched_yield()  # let the web in between chunks
@@ -71,12 +78,47 @@ def chunk_run_next(*, budget: float) -> int:
     return ran
 
 
-def _claim_next() -> Chunk | None:
-    for chunk_id in scheduling.chunk_pick():
+def _claim_next(*, deep: bool) -> Chunk | None:
+    for chunk_id in scheduling.chunk_pick(deep=deep):
         chunk = chunk_claim(chunk_id=chunk_id)
         if chunk is not None:
             return chunk
     return None
+
+
+class _Slot:
+    """One of this machine's deep-chunk slots, or none (`held` False)."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+
+    @property
+    def held(self) -> bool:
+        return self.fd is not None
+
+    def give_back(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the lock
+            self.fd = None
+
+
+@contextmanager
+def _deep_slot() -> Iterator[_Slot]:
+    """Fair share across modes: a live deep chunk holds its worker for as long as mail servers take
+    (up to half a lease), so at most BULK_DEEP_WORKERS of a machine's workers run deep chunks at
+    once (by default all but one), each holding a per-machine lock file for it (the SMTP host
+    slots' kind: released by the kernel however the worker dies). A worker without one takes only
+    fast chunks, so another customer's fast job always finds a worker."""
+    slots = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.BULK_DEEP_WORKERS)
+    slot = _Slot(slots.try_take(DEEP_SLOTS))
+    try:
+        yield slot
+    finally:
+        slot.give_back()
+
+
+def _is_slow(chunk: Chunk) -> bool:
+    return chunk.job.validation_mode == "deep" and chunk.job.mode == Mode.LIVE
 
 
 def chunk_run(*, chunk_id: int) -> None:
@@ -107,8 +149,8 @@ def _process(chunk: Chunk) -> None:
         metrics.verdicts_withheld(len(verdicts), source="bulk")
         _waiting_for_resolver()
         return
-    live_deep = deep and chunk.job.mode == Mode.LIVE  # the sandbox answers the same when asked again
-    if live_deep and chunk.retry_round < DEEP_RETRY_ROUNDS and any(is_asked_again(v) for v in verdicts):
+    # Greylisted rows are asked again later (not of the sandbox: it would answer the same).
+    if _is_slow(chunk) and chunk.retry_round < DEEP_RETRY_ROUNDS and any(is_asked_again(v) for v in verdicts):
         chunk_defer(chunk=chunk)
         return
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""

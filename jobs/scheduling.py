@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db.models import Min, Q
 from django.utils import timezone
 
+from accounts.models import Mode
 from jobs import queue
 from jobs.models import Chunk, Job
 
@@ -45,10 +46,17 @@ def claimable(now: datetime) -> Q:
     return Q(due, state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
 
 
-def chunk_pick(limit: int = 3) -> list[int]:
-    """Up to `limit` chunk ids in the order they should be taken: one per job, fairest first."""
+# A live deep job's chunks wait on mail servers (a test key's sandbox answers at once).
+SLOW_CHUNKS = Q(job__validation_mode="deep", job__mode=Mode.LIVE)
+
+
+def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:
+    """Up to `limit` chunk ids in the order they should be taken: one per job, fairest first.
+    `deep=False` leaves live deep jobs out (this worker holds no deep slot: processing.py)."""
     now = timezone.now()
     waiting = Chunk.objects.filter(claimable(now), job__status__in=UNFINISHED)
+    if not deep:
+        waiting = waiting.exclude(SLOW_CHUNKS)
     first = dict(waiting.order_by().values("job_id").annotate(first=Min("index")).values_list("job_id", "first"))
     if not first:
         return []

@@ -134,7 +134,7 @@ def job_submitted(
     submission is yielded inside the transaction that creates the job (see `job_created`).
     A test job (`key_mode="test"`, a test key's) costs nothing, so the balance is not asked.
     """
-    mode = mode_require(validation_mode)
+    mode = mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
     bulk_in_plan(account=account)
     if key_mode == Mode.LIVE:
         credits_require(account=account, amount=1)
@@ -224,7 +224,7 @@ def job_created(
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())
             transaction.on_commit(lambda: scheduling.work_enqueue(tasks))
-            yield Submission(job, estimated_seconds(job.total, addresses=found.addresses))
+            yield Submission(job, estimated_seconds(job.total, addresses=found.addresses, mode=mode))
     except BaseException:
         files.input_delete(name)
         raise
@@ -256,23 +256,25 @@ RECENT_JOBS = 20
 THROUGHPUT_MIN_ROWS = 1_000
 
 
-def estimated_seconds(total: int, *, addresses: Sequence[str] = ()) -> int:
-    """From the throughput of the most recently completed jobs (rows per second), at least 1,
-    and never less than a rate-capped resolver needs for the addresses' domains.
+def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: str = "fast") -> int:
+    """From the throughput of the most recently completed jobs of the same validation mode (rows
+    per second), at least 1, and never less than a rate-capped resolver needs for the addresses'
+    domains. A deep job waits on mail servers: a fast job's speed says nothing of it.
 
     Weighted by rows (all rows over all seconds), from the large ones only: a one-row job takes a
     second of queue pickup, which says nothing about a 50,000-row list (a fresh deployment's first
     large list was estimated at 1,366 s for 2 s of work). Until a large job has run, the default
-    rate (BULK_DEFAULT_ROWS_PER_SECOND).
+    rate (BULK_DEFAULT_ROWS_PER_SECOND, or BULK_DEEP_DEFAULT_ROWS_PER_SECOND).
     """
-    return max(_seconds_at_recent_rate(total), _seconds_at_max_qps(addresses))
+    return max(_seconds_at_recent_rate(total, mode), _seconds_at_max_qps(addresses))
 
 
-def _seconds_at_recent_rate(total: int) -> int:
+def _seconds_at_recent_rate(total: int, mode: str) -> int:
     # Live jobs only: the sandbox's answers take no DNS, so its speed says nothing of a real list's.
     recent = (
         Job.objects.live()
         .filter(status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False)
+        .filter(validation_mode=mode)
         .order_by("-completed_at")
     )
     timings = [
@@ -282,7 +284,8 @@ def _seconds_at_recent_rate(total: int) -> int:
     ]
     timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS]
     rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
-    rate = rows / seconds if rows else settings.BULK_DEFAULT_ROWS_PER_SECOND
+    default = settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND if mode == "deep" else settings.BULK_DEFAULT_ROWS_PER_SECOND
+    rate = rows / seconds if rows else default
     return max(1, round(total / rate))
 
 
@@ -322,15 +325,16 @@ def job_preview(
     callback_url: object,
     email_column: str | None,
     validation_mode: object = "fast",
+    key_mode: str = Mode.LIVE,
 ) -> tuple[Preview, AddressList]:
     """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
-    mode_require(validation_mode)
+    mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
     bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
-    return preview_of(found, credits_available=account.credit_balance), found
+    return preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode)), found
 
 
-def preview_of(found: AddressList, *, credits_available: int) -> Preview:
+def preview_of(found: AddressList, *, credits_available: int, mode: str = "fast") -> Preview:
     unique = len(found.addresses)
     return {
         "rows": found.rows,
@@ -343,5 +347,5 @@ def preview_of(found: AddressList, *, credits_available: int) -> Preview:
         "sample": found.addresses[:SAMPLE_SIZE],
         "credits_needed": unique,
         "credits_available": credits_available,
-        "estimated_seconds": estimated_seconds(unique, addresses=found.addresses),
+        "estimated_seconds": estimated_seconds(unique, addresses=found.addresses, mode=mode),
     }

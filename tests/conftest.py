@@ -11,7 +11,6 @@ import ipaddress
 import json
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from tests.support.deep import SCRIPTS, deep_settings, farm_zone
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
 from tests.support.mx_farm import MxFarm
+from tests.support.stack_db import StackDatabases
 
 # Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
 # runs each of them whole, so its stack starts once; every other test is scheduled on its own.
@@ -119,14 +119,18 @@ BASE_ZONE = {
 
 
 @pytest.fixture(scope="session")
-def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SQLite file with every migration applied, made once a worker: a live stack starts from a
-    copy of it (`shutil.copyfile`) instead of migrating a database of its own, seconds each."""
-    path = tmp_path_factory.mktemp("migrated") / "db.sqlite3"
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | {"DATABASE_URL": f"sqlite:///{path}"}
-    manage = Path(__file__).resolve().parents[1] / "manage.py"
-    subprocess.run([sys.executable, str(manage), "migrate", "--noinput", "-v0"], env=env, check=True, timeout=120)
-    return path
+def stack_databases(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackDatabases]:
+    """Fresh databases for live stacks, of the suite's kind (tests/support/stack_db.py)."""
+    databases = StackDatabases(tmp_path_factory.mktemp("stack-databases"), os.environ.get("DATABASE_URL", ""))
+    yield databases
+    databases.close()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(stack_databases: StackDatabases) -> Path:
+    """A SQLite file with every migration applied, made once a worker, for the stacks that run on
+    SQLite whatever the suite runs on: they start from a copy of it instead of migrating."""
+    return stack_databases.migrated_sqlite()
 
 
 @pytest.fixture(scope="session")

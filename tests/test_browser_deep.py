@@ -50,6 +50,7 @@ def test_new_customer_verifies_deep_and_runs_a_deep_job(
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.SITE_URL = live_server.url
     settings.BULK_CHUNK_SIZE = 2
+    settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND = 0.5
     page.goto("/")
     page.get_by_role("link", name="Sign up free").click()
     page.get_by_label("Email").fill(EMAIL)
@@ -79,6 +80,13 @@ def test_new_customer_verifies_deep_and_runs_a_deep_job(
     page.get_by_role("radio", name=re.compile("Deep: also ask")).check()
     rows = "email\nalice@mailbox.deepfarm.net\nnobody@mailbox.deepfarm.net\nwho@anything.deepfarm.net\n"
     drop_file(page, "deep.csv", rows + "alice@listed.deepfarm.net\n")
+    settled(page)
+    # The estimate follows the mode, chosen before or after the file (deep: 4 rows at 0.5 rows/s).
+    expect(page.get_by_text("About 8 s once it starts.")).to_be_visible()
+    page.get_by_role("radio", name=re.compile("Fast: syntax")).check()
+    expect(page.get_by_text("About 1 s once it starts.")).to_be_visible()
+    page.get_by_role("radio", name=re.compile("Deep: also ask")).check()
+    expect(page.get_by_text("About 8 s once it starts.")).to_be_visible()
     settled(page)
     page.get_by_role("button", name="Verify 4 addresses").click()
     expect(page).to_have_url(re.compile(r"/jobs/job_[A-Za-z0-9]+$"))

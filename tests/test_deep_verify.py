@@ -3,6 +3,7 @@ every row of the verdict table, the fast rules first, the shared caches, the tim
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from datetime import timedelta
@@ -14,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.conftest import Persona
+from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
 from verification.models import CatchAllAnswer, MailboxAnswer
@@ -116,6 +118,23 @@ def test_recipient_refused_as_one_too_many_is_asked_in_a_session_of_its_own(owne
     assert farm.stats.commands["RSET"] == 1
 
 
+def test_domains_naming_the_same_mx_hosts_share_a_session(
+    owner: Persona, farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    """As every domain one provider hosts does (Google Workspace's all name aspmx.l.google.com)."""
+    domains = [f"tenant{i}.deepfarm.net" for i in range(3)]
+    for domain in domains:
+        _resolver_on_loopback.set(domain, MX("mx.shared-host.deepfarm.net"))
+    _resolver_on_loopback.set("mx.shared-host.deepfarm.net", HOST("127.0.0.2"))
+    emails = [f"{local}@{domain}" for domain in domains for local in ("alice", "nobody")]
+    response = owner.post_json("/v1/verify/batch", {"emails": emails, "validation_mode": "deep"})
+    assert response.status_code == 200, response.content
+    sub_statuses = [result["sub_status"] for result in response.json()["data"]]
+    assert sub_statuses == [None, "mailbox_not_found"] * 3
+    assert farm.stats.sessions["127.0.0.2"] == 1 and farm.stats.commands["MAIL"] == 1
+    assert len(farm.stats.recipients) == 9  # six addresses and each domain's catch-all probe
+
+
 def test_starttls_is_used_when_offered(owner: Persona, farm: MxFarm) -> None:
     assert verdict_of(deep(owner, "alice@tls.deepfarm.net"))[0] == "valid"
     assert farm.stats.tls_sessions == 1
@@ -194,6 +213,39 @@ def test_expired_answers_are_pruned(owner: Persona) -> None:
     assert not MailboxAnswer.objects.exists() and not CatchAllAnswer.objects.exists()
 
 
+# Every fast verdict row (tests/test_verify_verdicts.py), and the fast rules' ties.
+FAST_CORPUS = [
+    "not-an-address",
+    "someone@silent.com",
+    "someone@servfail.com",
+    "someone@nowhere-at-all.com",
+    "someone@aonly.com",
+    "someone@nullmx.com",
+    "someone@mailinator.com",
+    "info@good.com",
+    "jane@good.com",
+    "info@silent.com",
+    "admin@mailinator.com",
+    "jane@gmsil.com",
+    "alice@mailbox.deepfarm.net",
+]
+
+
+def test_fast_answers_are_byte_for_byte_the_same_with_deep_mode_on(
+    owner: Persona, outsider: Persona, settings: Any, farm: MxFarm
+) -> None:
+    with time_machine.travel("2026-11-25 12:00:00+00:00", tick=False):
+        settings.VERIFIER_DEEP_MODE = False
+        off = owner.post_json("/v1/verify/batch", {"emails": FAST_CORPUS})
+        settings.VERIFIER_DEEP_MODE = True  # the other account: no verdict of the first is cached for it
+        on = outsider.post_json("/v1/verify/batch", {"emails": FAST_CORPUS})
+    assert off.status_code == on.status_code == 200
+    measured = re.compile(rb'"response_time_ms":\d+')  # the one field that is a measurement, not a verdict
+    assert measured.sub(b"", on.content) == measured.sub(b"", off.content)
+    assert len(measured.findall(on.content)) == len(FAST_CORPUS)
+    assert sum(farm.stats.sessions.values()) == 0
+
+
 def test_deep_off_is_refused_as_before(owner: Persona, settings: Any) -> None:
     settings.VERIFIER_DEEP_MODE = False
     response = owner.post_json("/v1/verify", {"email": "alice@mailbox.deepfarm.net", "validation_mode": "deep"})
@@ -235,6 +287,34 @@ def test_staff_dashboard_counts_smtp_sessions_by_outcome_and_the_blocked_share(
     found = dict(re.findall(r'data-figure="([^"]+)"[^>]*>(?:<th[^>]*>[^<]*</th><td>)?([^<]*)<', page))
     assert found["smtp-completed"] == "1" and found["smtp-blocked"] == "2" and found["smtp-unreachable"] == "1"
     assert found["smtp-blocked-share"] == "50.0%"
+
+
+def test_a_refused_session_is_logged_with_the_mx_address_and_its_reply(
+    owner: Persona, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What an operator reads when smtp_blocked rises: which server said what (docs/deep.md)."""
+    with caplog.at_level(logging.INFO, logger="verification.deep"):
+        deep(owner, "alice@listed.deepfarm.net")  # blocked at the banner
+        deep(owner, "alice@alldead.deepfarm.net")  # nothing listens
+        deep(owner, "alice@mailbox.deepfarm.net")  # completed: nothing to say
+    lines = [(record.levelname, record.getMessage()) for record in caplog.records if record.name == "verification.deep"]
+    assert lines[0][0] == "WARNING"
+    assert lines[0][1].startswith("SMTP session blocked at 127.0.0.5: 554 5.7.1 Service unavailable")
+    assert "spamhaus" in lines[0][1]
+    assert lines[1][0] == "INFO" and lines[1][1].startswith("SMTP session unreachable at 127.0.0.40: - connect:")
+    assert len(lines) == 2
+
+
+def test_staff_see_the_shared_answers_in_the_admin_read_only(owner: Persona, admin_client_: Client) -> None:
+    deep(owner, "nobody@mailbox.deepfarm.net")
+    page = admin_client_.get(reverse("admin:verification_mailboxanswer_changelist"), {"q": "nobody@"})
+    assert page.status_code == 200 and "5.1.1" in page.content.decode()
+    page = admin_client_.get(reverse("admin:verification_catchallanswer_changelist"), {"q": "mailbox.deepfarm"})
+    assert page.status_code == 200 and "mailbox.deepfarm.net" in page.content.decode()
+    answer = MailboxAnswer.objects.get(email="nobody@mailbox.deepfarm.net")
+    change = reverse("admin:verification_mailboxanswer_change", args=[answer.pk])
+    assert admin_client_.post(change, {"email": "x@y.z"}).status_code == 403
+    assert admin_client_.get(reverse("admin:verification_mailboxanswer_add")).status_code == 403
 
 
 def test_smtp_sessions_counter_for_prometheus(owner: Persona) -> None:

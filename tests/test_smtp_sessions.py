@@ -50,7 +50,7 @@ def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, proxy: str = "") -> Pro
 
 def test_never_more_than_three_connections_to_one_address(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     domains = domains_on(zone, SLOW, 12, "slow")
-    work = {d: ((f"mx1.{d}",), [f"alice@{d}"]) for d in domains}
+    work = {(f"mx1.{d}",): [f"alice@{d}"] for d in domains}
     findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.sessions[SLOW] == 12
@@ -71,7 +71,7 @@ def test_never_more_than_three_connections_across_processes(zone: DnsServer, far
 
 def test_421_too_many_connections_backs_off_and_asks_again(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     domains = domains_on(zone, BUSY, 6, "busy")
-    work = {d: ((f"mx1.{d}",), [f"user{i}@{d}"]) for i, d in enumerate(domains)}
+    work = {(f"mx1.{d}",): [f"user{i}@{d}"] for i, d in enumerate(domains)}
     findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert "backed_off" in findings.sessions  # some were turned away at first, none got a verdict from it
@@ -79,10 +79,19 @@ def test_421_too_many_connections_backs_off_and_asks_again(zone: DnsServer, farm
 
 def test_many_recipients_of_one_domain_share_a_session(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     domain = "busy.deepfarm.net"
-    work = {domain: ((f"mx1.{domain}",), [f"user{i}@{domain}" for i in range(10)])}
+    work = {(f"mx1.{domain}",): [f"user{i}@{domain}" for i in range(10)]}
     findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.sessions[BUSY] == 1 and farm.stats.commands["MAIL"] == 1
+
+
+def test_a_large_group_is_dealt_among_three_sessions_at_once(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
+    domain = domains_on(zone, SLOW, 1, "large")[0]
+    work = {(f"mx1.{domain}",): [f"alice{i}@{domain}" for i in range(45)]}
+    findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
+    assert len(findings.answers) == 45
+    assert farm.stats.sessions[SLOW] == 3 and farm.stats.peak[SLOW] == 3
+    assert farm.stats.commands["RCPT"] == 45
 
 
 @pytest.fixture

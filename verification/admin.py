@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from accounts.models import Account
 from lib.admin import ReadOnlyAdmin
-from verification.models import CachedVerdict, DomainRecord
+from verification.models import CachedVerdict, CatchAllAnswer, DomainRecord, MailboxAnswer
 
 
 @admin.register(CachedVerdict)
@@ -19,4 +19,20 @@ class CachedVerdictAdmin(ReadOnlyAdmin):
 class DomainRecordAdmin(ReadOnlyAdmin):
     list_display = ["domain", "status", "mx_hosts", "resolved_at", "expires_at"]
     list_filter = ["status"]
+    search_fields = ["domain"]
+
+
+@admin.register(MailboxAnswer)
+class MailboxAnswerAdmin(ReadOnlyAdmin):
+    """Deep mode's shared answers: what a mail server said of a mailbox, whoever asked (docs/deep.md)."""
+
+    list_display = ["email", "meaning", "code", "text", "asked_at", "expires_at"]
+    list_filter = ["meaning"]
+    search_fields = ["email"]
+
+
+@admin.register(CatchAllAnswer)
+class CatchAllAnswerAdmin(ReadOnlyAdmin):
+    list_display = ["domain", "accepts_any", "asked_at", "expires_at"]
+    list_filter = ["accepts_any"]
     search_fields = ["domain"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import ipaddress
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config
+
+logger = logging.getLogger(__name__)
 
 # Rules 1-4 decided these: no session for them.
 _DECIDED_FAST = frozenset(
@@ -68,9 +71,9 @@ SINGLE_BACKOFF_TRIES = 1
 
 @dataclass
 class _Plan:
-    """Who to ask what: per domain its MX hosts and the recipients not answered by a cache."""
+    """Who to ask what: per list of MX hosts, the recipients not answered by a cache."""
 
-    work: dict[str, tuple[tuple[str, ...], list[str]]]
+    work: dict[tuple[str, ...], list[str]]  # MX hosts in preference order -> recipients of their domains
     probes: dict[str, str]  # domain -> its catch-all probe address, when asked
     known: dict[str, Answer]  # email -> cached answer
     catch_all: dict[str, bool]  # domain -> cached answer
@@ -118,19 +121,20 @@ def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
     catch_all = CatchAllAnswer.objects.fresh_many(domains)
     key = hashlib.sha256(("smtp-probe|" + settings.SECRET_KEY).encode()).digest()
     today = timezone.now().date()
-    work: dict[str, tuple[tuple[str, ...], list[str]]] = {}
+    # Grouped by MX hosts, not by domain: the domains one provider hosts (every Google Workspace
+    # domain names the same MX hosts) share sessions, as they share the politeness limit.
+    work: dict[tuple[str, ...], list[str]] = {}
     probes: dict[str, str] = {}
     for email in dict.fromkeys(emails):
         domain = _domain(email)
-        hosts, recipients = work.setdefault(domain, (answers[domain].mx_hosts, []))
+        recipients = work.setdefault(answers[domain].mx_hosts, [])
         if email not in known:
             recipients.append(email)
-    for domain, (_hosts, recipients) in list(work.items()):
-        if domain not in catch_all:
+        if domain not in catch_all and domain not in probes:
             probes[domain] = probe_address(domain, key, today)
-            recipients.append(probes[domain])
-        if not recipients:
-            del work[domain]
+    for domain, probe in probes.items():
+        work[answers[domain].mx_hosts].append(probe)
+    work = {hosts: recipients for hosts, recipients in work.items() if recipients}
     return _Plan(work, probes, known, catch_all)
 
 
@@ -148,6 +152,9 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
     findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
     metrics.smtp_sessions_counted(findings.sessions)
     SmtpSessionCount.objects.record(findings.sessions)
+    for outcome, address, reply in findings.refusals:
+        level = logging.WARNING if outcome == "blocked" else logging.INFO
+        logger.log(level, "SMTP session %s at %s: %s %s", outcome, address, reply.code or "-", reply.text)
     return findings
 
 

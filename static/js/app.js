@@ -61,3 +61,13 @@ function setUpDropzone(zone) {
 }
 
 document.querySelectorAll("[data-dropzone]").forEach(setUpDropzone);
+
+// The preview's estimate depends on the mode (a deep job waits on mail servers): choosing another
+// mode once a preview is shown asks for it again, keeping the chosen column (the column choice's
+// own request includes the whole form, the mode with it).
+document.querySelectorAll("[data-mode-choice]").forEach((choice) => {
+  choice.addEventListener("change", () => {
+    const column = document.querySelector("#preview select[name=email_column]");
+    if (column) column.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+});

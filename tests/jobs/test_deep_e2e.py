@@ -1,19 +1,23 @@
-"""End to end, deep: runserver and a real qcluster against the MX farm, driven over HTTP, with the
-worker killed (SIGKILL) mid-job."""
+"""End to end, deep: runserver and a real qcluster against the MX farm, driven over HTTP, on the
+suite's kind of database (SQLite; PostgreSQL with Redis: tests/support/stack_db.py): every row of
+the verdict table single and bulk, and the worker killed (SIGKILL) mid-job."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import pytest
+import requests
 
 from tests.jobs.conftest import Receiver
 from tests.jobs.test_e2e import Stack, live_stack, result_rows
-from tests.support.deep import farm_zone
+from tests.support.deep import DOMAINS, farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
+from tests.support.stack_db import StackDatabases
 
 pytestmark = pytest.mark.e2e
 
@@ -22,13 +26,13 @@ SLOW = "127.0.0.13"  # alice exists; every reply 50 ms late
 
 @pytest.fixture(scope="module")
 def deep_stack(
-    tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path, farm: MxFarm
+    tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, stack_databases: StackDatabases, farm: MxFarm
 ) -> Iterator[Stack]:
     slots = tmp_path_factory.mktemp("smtp-slots")
     with live_stack(
         tmp_path_factory.mktemp("e2e-deep"),
         dns_server,
-        migrated_sqlite,
+        stack_databases,
         VERIFIER_DEEP_MODE="1",
         VERIFIER_SMTP_PORT=str(farm.port),
         VERIFIER_SMTP_TIMEOUT="10",  # a loaded machine must not turn a slow answer into `unknown`
@@ -46,6 +50,78 @@ def rows_on(dns: DnsServer, domains: int, per_domain: int) -> list[str]:
     farm_zone(dns, dict.fromkeys(names, [SLOW]))
     locals_ = ["alice", *(f"nobody{j}" for j in range(per_domain - 1))]
     return [f"{local}@{name}" for name in names for local in locals_]
+
+
+# Every row of the verdict table (docs/deep.md): address -> (status, sub_status, smtp_valid,
+# is_catch_all) as a single request answers it, and a bulk job where it differs.
+EVERY_ROW: dict[str, tuple[Any, ...]] = {
+    "alice@mailbox": ("valid", None, True, False),
+    "info@mailbox": ("risky", "role_based", True, False),
+    "whoever@anything": ("risky", "catch_all", None, True),
+    "nobody@mailbox": ("invalid", "mailbox_not_found", False, False),
+    "gone@mailbox": ("invalid", "mailbox_disabled", False, False),
+    "full@mailbox": ("risky", "mailbox_full", None, False),
+    "quota@mailbox": ("risky", "mailbox_full", None, False),
+    "alice@greylist": ("unknown", "greylisted", None, None),
+    "alice@listed": ("unknown", "smtp_blocked", None, None),
+    "alice@policy": ("unknown", "smtp_blocked", None, None),
+    "alice@badsender": ("unknown", "smtp_blocked", None, None),
+    "alice@alldead": ("unknown", "smtp_unreachable", None, None),
+    "alice@deadfirst": ("valid", None, True, False),
+    "alice@tls": ("valid", None, True, False),
+    "alice@onercpt": ("valid", None, True, False),
+}
+# A bulk job asks a greylisted row again later (VERIFIER_SMTP_GREYLIST_RETRY_SECONDS): it clears.
+BULK_DIFFERS = {"alice@greylist": ("valid", None, True, False)}
+
+
+def every_row_on_fresh_domains(dns: DnsServer) -> dict[str, str]:
+    """EVERY_ROW's addresses on domains no test asked before (the shared caches must not answer for
+    the farm): each fresh address -> its row's key."""
+    tag = uuid.uuid4().hex[:6]
+    fresh = {name.split(".")[0]: f"{name.split('.')[0]}-{tag}.deepfarm.net" for name in DOMAINS}
+    farm_zone(dns, {fresh[name.split(".")[0]]: addresses for name, addresses in DOMAINS.items()})
+    return {f"{key.split('@')[0]}@{fresh[key.split('@')[1]]}": key for key in EVERY_ROW}
+
+
+def verify_deep(stack: Stack, email: str) -> requests.Response:
+    """POST /v1/verify as a well-behaved client: a 429 is waited out for its Retry-After."""
+    for _ in range(20):
+        response = requests.post(
+            f"{stack.base_url}/v1/verify",
+            json={"email": email, "validation_mode": "deep"},
+            headers=stack.auth(),
+            timeout=60,
+        )
+        if response.status_code != 429:
+            break
+        time.sleep(float(response.headers["Retry-After"]))
+    return response
+
+
+def test_every_verdict_row_single_and_bulk_with_a_real_worker(
+    deep_stack: Stack, deep_farm: MxFarm, receiver: Receiver, dns_server: DnsServer
+) -> None:
+    for email, key in every_row_on_fresh_domains(dns_server).items():
+        response = verify_deep(deep_stack, email)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        got = (body["status"], body["sub_status"], body["checks"]["smtp_valid"], body["checks"]["is_catch_all"])
+        assert (key, got) == (key, EVERY_ROW[key])
+    time.sleep(1.1)  # the key's one-second rate window (starter plan) passes before the upload
+    bulk_rows = every_row_on_fresh_domains(dns_server)
+    job = deep_stack.upload("\n".join(bulk_rows).encode(), receiver.url, validation_mode="deep")
+    body = deep_stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=180)
+    header, *rows = result_rows(deep_stack, body["result_download_url"])
+    columns = [header.index(name) for name in ("status", "sub_status", "smtp_valid", "is_catch_all")]
+    cell = {"true": True, "false": False, "": None}
+    for row in rows:
+        key = bulk_rows[row[0]]
+        got = (row[columns[0]], row[columns[1]] or None, *(cell[row[i]] for i in columns[2:]))
+        assert (key, got) == (key, BULK_DIFFERS.get(key, EVERY_ROW[key]))
+    assert len(rows) == len(bulk_rows) and deep_farm.stats.commands["DATA"] == 0
+    charged = deep_stack.sql("SELECT SUM(amount) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job['id']}:%")
+    assert charged == -len(bulk_rows)
 
 
 def test_deep_job_over_http_with_a_real_worker(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -10,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import tasks
+from jobs import processing, tasks
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
@@ -19,6 +20,7 @@ from tests.jobs.test_resolver_trust_bulk import a_minute_later
 from tests.support.dns_server import NXDOMAIN, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
+from verification.engine.mailboxes import HostSlots
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid
@@ -89,11 +91,18 @@ def test_greylisting_that_never_clears_ends_unknown_after_three_retries(
     assert bulk_net(owner, job_id) == -1
 
 
-def test_fast_job_is_as_before(owner: Persona, run_tasks: RunTasks, farm: MxFarm) -> None:
-    with run_tasks():
-        job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
-    body = job_body(owner, job_id)
-    assert body["validation_mode"] == "fast" and body["progress"]["valid"] == 2
+def test_fast_job_is_byte_for_byte_as_before_with_deep_mode_on(
+    owner: Persona, outsider: Persona, settings: Any, run_tasks: RunTasks, farm: MxFarm
+) -> None:
+    files = []
+    for persona, deep_on in ((owner, False), (outsider, True)):
+        settings.VERIFIER_DEEP_MODE = deep_on
+        with run_tasks():
+            job_id = deep_upload(persona, [*ROWS, "jane@good.com", "info@good.com"], mode="fast").json()["id"]
+        body = job_body(persona, job_id)
+        assert body["validation_mode"] == "fast" and body["progress"]["valid"] == 7
+        files.append(download(persona, body["result_download_url"]))
+    assert files[0] == files[1]
     assert sum(farm.stats.sessions.values()) == 0
 
 
@@ -183,3 +192,44 @@ def test_a_deep_chunk_judged_as_the_resolver_breaks_is_put_back_and_judged_right
     progress = body["progress"]
     assert (body["status"], progress["valid"], progress["invalid"], progress["risky"]) == ("completed", 1, 2, 1)
     assert bulk_net(owner, job_id) == -4
+
+
+def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, outsider: Persona, settings: Any) -> None:
+    """Fair share across modes: while a machine's deep slots are all held (BULK_DEEP_WORKERS, one
+    here), its other workers leave deep chunks waiting and run other customers' fast ones."""
+    settings.BULK_DEEP_WORKERS = 1
+    deep_id = deep_upload(owner, ROWS[:4]).json()["id"]  # tasks are not run here: its chunk waits
+    fast_id = deep_upload(outsider, ["jane@good.com", "info@good.com"], mode="fast").json()["id"]
+    held = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS)  # another worker's
+    assert held is not None
+    try:
+        assert processing.chunk_run_next(budget=5) == 1
+        assert job_body(outsider, fast_id)["status"] == "completed"
+        assert job_body(owner, deep_id)["status"] == "pending"
+        assert processing.chunk_run_next(budget=5) == 0  # only deep work left: none for this worker
+    finally:
+        os.close(held)
+    assert processing.chunk_run_next(budget=5) == 1
+    assert job_body(owner, deep_id)["status"] == "completed"
+    again = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS)
+    assert again is not None  # given back after the chunk
+    os.close(again)
+
+
+def test_a_fast_chunk_does_not_keep_the_deep_slot(
+    owner: Persona, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.BULK_DEEP_WORKERS = 1
+    taken: list[int | None] = []
+    fast_id = deep_upload(owner, ["jane@good.com"], mode="fast").json()["id"]
+    real = processing._process
+
+    def process(chunk: Any) -> None:  # what another worker would find while this one runs it
+        taken.append(HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS))
+        real(chunk)
+
+    monkeypatch.setattr(processing, "_process", process)
+    processing.chunk_run_next(budget=5)
+    assert job_body(owner, fast_id)["status"] == "completed"
+    assert taken[0] is not None
+    os.close(taken[0])

@@ -1,4 +1,5 @@
-"""End to end: runserver and a real qcluster on a file SQLite database, driven over HTTP.
+"""End to end: runserver and a real qcluster, driven over HTTP, on the suite's kind of database
+(SQLite; or PostgreSQL with Redis as queue and cache: tests/support/stack_db.py).
 
 One stack is shared by the tests of this module (migrating and opening an account
 cost seconds). Lease and django-q2 retry are short here so a killed worker's chunk
@@ -11,9 +12,7 @@ import csv
 import io
 import json
 import os
-import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from bench.procs import Processes, free_port, group_members, wait_for_port
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
 from tests.support.dns_server import DnsServer
+from tests.support.stack_db import StackDatabase, StackDatabases
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.e2e
 class Stack:
     processes: Processes
     base_url: str
-    database: Path
+    database: StackDatabase
     api_key: str = ""
     signing_secret: str = ""
     web: subprocess.Popen[bytes] | None = None
@@ -83,17 +83,24 @@ class Stack:
         raise AssertionError(f"job {job_id} did not get there in {timeout} s: {body}")
 
     def sql(self, query: str, *params: object) -> Any:
-        with sqlite3.connect(self.database) as connection:
-            return connection.execute(query, params).fetchone()[0]
+        return self.database.sql(query, *params)
 
 
 @contextmanager
-def live_stack(tmp: Path, dns_server: DnsServer, migrated_sqlite: Path, **extra_env: str) -> Iterator[Stack]:
-    """runserver and a qcluster on a copy of the migrated SQLite file, with one starter account."""
+def live_stack(tmp: Path, dns_server: DnsServer, databases: StackDatabases, **extra_env: str) -> Iterator[Stack]:
+    """runserver and a qcluster on a fresh database of the suite's kind, with one starter account."""
     port = free_port()
+    with databases.fresh(tmp) as database, _live_stack(tmp, port, dns_server, database, extra_env) as stack:
+        yield stack
+
+
+@contextmanager
+def _live_stack(
+    tmp: Path, port: int, dns_server: DnsServer, database: StackDatabase, extra_env: dict[str, str]
+) -> Iterator[Stack]:
     env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp / 'e2e.sqlite3'}",
+        **{k: v for k, v in os.environ.items() if k != "REDIS_URL"},
+        **database.env,
         "MEDIA_ROOT": str(tmp / "media"),
         "PORT": str(port),  # SITE_URL follows it, as with `make run PORT=…`
         "VERIFIER_DNS_NAMESERVERS": dns_server.address,
@@ -111,8 +118,7 @@ def live_stack(tmp: Path, dns_server: DnsServer, migrated_sqlite: Path, **extra_
     env.pop("DJANGO_SETTINGS_MODULE", None)
     env.pop("SITE_URL", None)
     with Processes(env=env) as processes:
-        stack = Stack(processes, base_url=f"http://127.0.0.1:{port}", database=tmp / "e2e.sqlite3")
-        shutil.copyfile(migrated_sqlite, stack.database)
+        stack = Stack(processes, base_url=f"http://127.0.0.1:{port}", database=database)
         account = ("--email", "e2e@example.com", "--plan", "starter", "--credits", "5000", "--json")
         opened = json.loads(processes.manage("create_account", *account))
         stack.api_key, stack.signing_secret = opened["api_key"], opened["signing_secret"]
@@ -123,8 +129,10 @@ def live_stack(tmp: Path, dns_server: DnsServer, migrated_sqlite: Path, **extra_
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
-    with live_stack(tmp_path_factory.mktemp("e2e"), dns_server, migrated_sqlite) as stack:
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, stack_databases: StackDatabases
+) -> Iterator[Stack]:
+    with live_stack(tmp_path_factory.mktemp("e2e"), dns_server, stack_databases) as stack:
         yield stack
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import requests
@@ -18,6 +17,7 @@ import requests
 from tests.jobs.conftest import Receiver
 from tests.jobs.test_e2e import Stack, addresses, live_stack, result_rows
 from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, DnsServer
+from tests.support.stack_db import StackDatabases
 
 pytestmark = pytest.mark.e2e
 
@@ -25,8 +25,10 @@ RESOLVER_ENV = {"VERIFIER_DNS_CANARY_SECONDS": "1", "VERIFIER_DNS_TIMEOUT": "0.3
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path) -> Iterator[Stack]:
-    with live_stack(tmp_path_factory.mktemp("e2e-resolver"), dns_server, migrated_sqlite, **RESOLVER_ENV) as stack:
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, stack_databases: StackDatabases
+) -> Iterator[Stack]:
+    with live_stack(tmp_path_factory.mktemp("e2e-resolver"), dns_server, stack_databases, **RESOLVER_ENV) as stack:
         yield stack
 
 

@@ -94,3 +94,26 @@ def test_a_fresh_deployments_first_large_job_is_not_judged_by_its_small_ones(own
     finished(owner, 500, 2.0)
     assert estimated_seconds(50_000) == estimated_seconds(50_000, addresses=()) <= 25
     assert estimated_seconds(1) == 1
+
+
+def test_deep_jobs_are_estimated_from_deep_jobs_and_fast_ones_from_fast(owner: Persona, settings: Any) -> None:
+    """A deep job waits on mail servers: estimated at a fast job's speed, it would promise seconds
+    for what takes minutes (and the other way round)."""
+    settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND = 20.0
+    finished(owner, 10_000, 1.0)  # fast: 10,000 rows/s
+    assert estimated_seconds(10_000, mode="deep") == 500  # no deep job yet: the deep default
+    deep = finished(owner, 2_000, 50.0)
+    Job.objects.filter(pk=deep.pk).update(validation_mode="deep")  # 40 rows/s
+    assert estimated_seconds(10_000, mode="deep") == 250
+    assert within_factor_3(estimated_seconds(10_000), 1.0)
+    assert estimated_seconds(10_000, mode="fast") == estimated_seconds(10_000)
+
+
+def test_a_deep_preview_estimates_at_the_deep_rate(owner: Persona, settings: Any, deep_farm: Any) -> None:
+    settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND = 10.0
+    rows = "email\n" + "".join(f"user{i}@mailbox.deepfarm.net\n" for i in range(100))
+    for mode, expected in (("fast", 1), ("deep", 10)):
+        data = {"file": SimpleUploadedFile("list.csv", rows.encode(), "text/csv"), "validation_mode": mode}
+        response = owner.client.post("/v1/verify/bulk/preview", data=data, headers=owner.auth({}))
+        assert response.status_code == 200, response.content
+        assert response.json()["estimated_seconds"] == expected

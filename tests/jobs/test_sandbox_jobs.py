@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from standardwebhooks.webhooks import Webhook
 
@@ -130,3 +131,25 @@ def test_the_portal_creates_live_and_test_keys(owner: Persona, mode: str) -> Non
     page = owner.client.post(reverse("keys"), {"name": f"{mode} key", "mode": mode}).content.decode()
     key = owner.account.api_keys.get(name=f"{mode} key")
     assert key.mode == mode and f"ev_{mode}_" in page
+
+
+@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
+def test_a_test_key_may_ask_deep_before_deep_mode_is_on_a_live_key_may_not(
+    owner: Persona, settings: Any, run_tasks: RunTasks, path: str
+) -> None:
+    """As for single verification: the sandbox opens no SMTP session (README, Test keys)."""
+    settings.VERIFIER_DEEP_MODE = False
+
+    def post(persona: Persona) -> Any:
+        data = {"file": SimpleUploadedFile("list.csv", SANDBOX_LIST, "text/csv"), "validation_mode": "deep"}
+        return persona.client.post(path, data=data, headers=persona.auth({}))
+
+    refused = post(owner)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "deep_mode_disabled")
+    sandbox = sandboxed(owner)
+    with run_tasks():
+        accepted = post(sandbox)
+    assert accepted.status_code in (200, 202), accepted.content
+    if path.endswith("/bulk"):
+        job = sandbox.get(f"/v1/jobs/{accepted.json()['id']}").json()
+        assert (job["status"], job["validation_mode"], job["progress"]["processed"]) == ("completed", "deep", 4)

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from tempfile import mkdtemp
+from tempfile import TemporaryDirectory
 
 ACCEPT = "250 2.1.5 OK"
 UNKNOWN_USER = "550 5.1.1 The email account that you tried to reach does not exist"
@@ -194,11 +194,13 @@ def _server_tls() -> ssl.SSLContext:
     builder = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
     cert = builder.serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
     signed = cert.sign(key, hashes.SHA256())
-    folder = Path(mkdtemp(prefix="mx-farm-"))
-    (folder / "cert.pem").write_bytes(signed.public_bytes(serialization.Encoding.PEM))
-    (folder / "key.pem").write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    with TemporaryDirectory(prefix="mx-farm-") as folder:  # ssl loads a chain from files only
+        (Path(folder) / "cert.pem").write_bytes(signed.public_bytes(serialization.Encoding.PEM))
+        (Path(folder) / "key.pem").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        context.load_cert_chain(Path(folder) / "cert.pem", Path(folder) / "key.pem")
     return context

@@ -25,7 +25,7 @@ def main(nameserver: str, port: str, lock_dir: str, *domains: str) -> None:
         allowed=lambda address: True,
         slots=HostSlots(lock_dir, 3),
     )
-    work = {domain: ((f"mx1.{domain}",), [f"alice@{domain}"]) for domain in domains}
+    work = {(f"mx1.{domain}",): [f"alice@{domain}"] for domain in domains}
     findings = asyncio.run(prober.ask(work, timeout=60))
     print(json.dumps({email: answer.meaning.value for email, answer in findings.answers.items()}))
 

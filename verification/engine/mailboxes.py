@@ -1,17 +1,20 @@
 """Which MX address to ask about which mailboxes, and when: the scheduling of deep verification.
 
-Each domain's recipients (its addresses, then the catch-all probe) go to its MX hosts in
-preference order: a host that refuses, stays silent or answers 4xx at connect passes the turn to
-the next. Domains run concurrently on one event loop; what bounds them is politeness:
+Recipients are grouped by their domains' MX hosts (domains naming the same hosts, as every domain
+one provider hosts does, share a group): each group's recipients (the addresses, then the
+catch-all probes) go to its MX hosts in preference order, in one session where the server
+allows (a group of more than RECIPIENTS_A_SESSION is dealt among up to `per_host` sessions): a
+host that refuses, stays silent or answers 4xx at connect passes the turn to the next. Groups run
+concurrently on one event loop; what bounds them is politeness:
 
 At most `per_host` sessions at once from this machine to one MX address, whatever the number of
 processes. Each session holds one of `per_host` lock files for its address (`fcntl.flock`,
 non-blocking): a lock is per machine by nature (the lock directory is local), the kernel drops it
 when its process dies however it dies (no lease to expire or tune, nothing to clean up after
-kill -9), and it costs no database or Redis round trip. One machine's limit is all the contract
-asks: a second machine has its own IP address, which the MX counts apart.
+kill -9), and it costs no database or Redis round trip. One machine's limit is all we promise
+(docs/deep.md): a second machine has its own IP address, which the MX counts apart.
 
-A 421 or "too many connections" is no verdict: the domain backs off and asks again while its
+A 421 or "too many connections" is no verdict: the group backs off and asks again while its
 deadline allows. A recipient refused as one too many is asked again in a session of its own.
 """
 
@@ -25,7 +28,7 @@ import hmac
 import ipaddress
 import os
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -36,10 +39,12 @@ from verification.engine.smtp_replies import Meaning, Reply, meaning
 HostResolver = Callable[[str], Awaitable[list[str]]]  # MX host name -> its addresses
 AddressCheck = Callable[[str], bool]  # may this address be contacted?
 
-# A 421 backs a domain off about this long (jittered), doubling each time, while its deadline allows.
+# A 421 backs a group off about this long (jittered), doubling each time, while its deadline allows.
 _BACKOFF_SECONDS = 0.5
 _BACKOFF_TRIES = 5
 _SLOT_POLL_SECONDS = 0.02
+# A group with more recipients than this is shared among up to `per_host` sessions run at once.
+RECIPIENTS_A_SESSION = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,9 @@ class Findings:
 
     answers: dict[str, Answer] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)  # Session.outcome, one per session opened
+    # (outcome, MX address, the reply) of each session turned away: what an operator reads when
+    # `smtp_blocked` rises ("spamhaus", "reverse hostname", ...)
+    refusals: list[tuple[str, str, Reply]] = field(default_factory=list)
 
 
 def probe_address(domain: str, key: bytes, today: date) -> str:
@@ -70,7 +78,8 @@ def probe_address(domain: str, key: bytes, today: date) -> str:
 
 
 class HostSlots:
-    """At most `per_host` sessions at once to one address from this machine (module docstring)."""
+    """At most `per_host` sessions at once to one address from this machine (module docstring).
+    The same lock files bound other per-machine things by name (bulk workers on deep chunks)."""
 
     def __init__(self, directory: str | Path, per_host: int) -> None:
         self.directory = Path(directory)
@@ -85,18 +94,24 @@ class HostSlots:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def try_take(self, name: str) -> int | None:
+        """One of `name`'s slots if one is free (its descriptor: close it to give the slot back),
+        else None at once."""
+        for slot in random.sample(range(self.per_host), self.per_host):
+            fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            return fd
+        return None
+
     async def _acquire(self, address: str) -> int:
         name = ipaddress.ip_address(address).exploded.replace(":", "-")
-        while True:
-            for slot in random.sample(range(self.per_host), self.per_host):
-                fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    continue
-                return fd
+        while (fd := self.try_take(name)) is None:
             await asyncio.sleep(_SLOT_POLL_SECONDS)
+        return fd
 
 
 @dataclass
@@ -109,22 +124,29 @@ class Prober:
     findings: Findings = field(default_factory=Findings)
 
     async def ask(
-        self, work: dict[str, tuple[tuple[str, ...], list[str]]], timeout: float, unanswered: Answer = UNREACHABLE
+        self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
     ) -> Findings:
-        """Ask about every recipient: `work` maps a domain to (its MX hosts in preference order,
-        its recipients). Whatever is unanswered after `timeout` seconds gets `unanswered`: a single
-        request's limit means the MX was too slow (UNREACHABLE), a batch's is ours (OUT_OF_TIME)."""
+        """Ask about every recipient: `work` maps MX hosts in preference order to the recipients of
+        the domains they serve. Whatever is unanswered after `timeout` seconds gets `unanswered`:
+        a single request's limit means the MX was too slow (UNREACHABLE), a batch's is ours
+        (OUT_OF_TIME)."""
         try:
             async with asyncio.timeout(timeout):
-                await asyncio.gather(*(self._domain(hosts, rcpts) for hosts, rcpts in work.values()))
+                await asyncio.gather(
+                    *(
+                        self._group(hosts, share)
+                        for hosts, recipients in work.items()
+                        for share in _shares(recipients, self.slots.per_host)
+                    )
+                )
         except TimeoutError:
             pass
-        for _hosts, recipients in work.values():
+        for recipients in work.values():
             for recipient in recipients:
                 self.findings.answers.setdefault(recipient, unanswered)
         return self.findings
 
-    async def _domain(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
+    async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
         waiting = list(recipients)
         for attempt in range(self.backoff_tries + 1):
             found = await self._first_host_that_answers(hosts, waiting)
@@ -138,7 +160,7 @@ class Prober:
                 # Still turned away at the door: no host accepted a connection.
                 self._settle(waiting, UNREACHABLE if found.refused_at_connect else _failure_answer(found))
                 return
-            # Jittered: domains turned away together must not all come back together.
+            # Jittered: groups turned away together must not all come back together.
             await asyncio.sleep(_BACKOFF_SECONDS * 2**attempt * random.uniform(0.5, 1.5))
 
     async def _take(self, session: Session, waiting: list[str]) -> list[str]:
@@ -180,11 +202,20 @@ class Prober:
         async with self.slots.held(address):
             session = await run_session(address, recipients, self.config)
         self.findings.sessions.append(session.outcome)
+        if session.refusal is not None:
+            self.findings.refusals.append((session.outcome, address, session.refusal))
         return session
 
     def _settle(self, recipients: Iterable[str], answer: Answer) -> None:
         for recipient in recipients:
             self.findings.answers.setdefault(recipient, answer)
+
+
+def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
+    """A large group's recipients dealt among up to `sessions` sessions (a few domains' hundreds
+    of rows need not queue behind one connection when the cap allows three)."""
+    count = max(1, min(sessions, -(-len(recipients) // RECIPIENTS_A_SESSION)))
+    return [recipients[i::count] for i in range(count)]
 
 
 def _backs_off(reply: Reply) -> bool:

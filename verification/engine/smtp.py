@@ -44,6 +44,13 @@ class Session:
         return self.failed_at in ("connect", "banner") and (self.failure is None or self.failure.code < 500)
 
     @property
+    def refusal(self) -> Reply | None:
+        """What turned the session away (the failure, or a policy refusal of a recipient), if anything."""
+        if self.failure is not None:
+            return self.failure
+        return next((reply for reply in self.answers.values() if meaning(reply) is Meaning.BLOCKED), None)
+
+    @property
     def outcome(self) -> str:
         """One word for the metrics and the staff dashboard: completed, blocked (a policy or
         blocklist refusal at any step), unreachable, or backed_off (421, too many connections)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import dns_server, migrated_sqlite  # noqa: F401 (the project's fixtures, used here)
+from tests.conftest import dns_server, migrated_sqlite, stack_databases  # noqa: F401 (the project's fixtures, used here)
 from tests.support.dns_server import DnsServer
 from tests.support.live_stack import LiveService, live_stack
 

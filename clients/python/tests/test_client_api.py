@@ -69,6 +69,19 @@ def test_errors_raise_with_the_apis_code_and_param(service: LiveService) -> None
     assert (unknown.value.status, unknown.value.code) == (401, "invalid_api_key")
 
 
+def test_a_deep_bulk_job_says_so(service: LiveService, tmp_path: Path) -> None:
+    upload = tmp_path / "list.csv"
+    upload.write_text("email\nvalid@sandbox.example\n")
+    with live(service) as client, pytest.raises(VerifierError) as refused:
+        client.bulk_preview(upload, validation_mode="deep")  # deep mode is off on this service
+    assert (refused.value.code, refused.value.param) == ("deep_mode_disabled", "validation_mode")
+    with test(service) as client:  # the sandbox answers deep whatever the switch
+        assert client.bulk_preview(upload, validation_mode="deep")["unique"] == 1
+        receipt = client.bulk_submit(upload, validation_mode="deep")
+        job = client.wait_for_job(receipt["id"], poll_seconds=0.2, timeout=60)
+        assert (job["status"], job["validation_mode"]) == ("completed", "deep")
+
+
 def test_a_test_key_bulk_job_from_upload_to_results(service: LiveService, tmp_path: Path) -> None:
     upload = tmp_path / "list.csv"
     upload.write_text("email\nvalid@sandbox.example\ninvalid@sandbox.example\n")

@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     bulk.add_argument("--out", type=Path, help="with --wait: write the result CSV here")
     bulk.add_argument("--callback-url", help="POSTed to when the job finishes")
     bulk.add_argument("--email-column", help="the address column: a header name or a 1-based number")
+    bulk.add_argument("--deep", action="store_true", help="validation_mode deep")
     bulk.set_defaults(run=_bulk)
 
     account = commands.add_parser("account", help="plan, balance, usage and the key in use")
@@ -74,7 +75,9 @@ def _batch(client: Client, args: argparse.Namespace) -> None:
 def _bulk(client: Client, args: argparse.Namespace) -> int:
     if args.out and not args.wait:
         raise ValueError("--out needs --wait")
-    receipt = client.bulk_submit(args.file, callback_url=args.callback_url, email_column=args.email_column)
+    receipt = client.bulk_submit(
+        args.file, callback_url=args.callback_url, email_column=args.email_column, validation_mode=_mode(args)
+    )
     print(
         f"job {receipt['id']}: {receipt['total_emails']} addresses, about {receipt['estimated_seconds']} s",
         file=sys.stderr,

@@ -127,17 +127,20 @@ class Client:
         *,
         callback_url: str | None = None,
         email_column: str | None = None,
+        validation_mode: str = "fast",
         idempotency_key: str | None = None,
     ) -> BulkReceipt:
         """POST /v1/verify/bulk: a CSV (path or open binary file); the job runs in the service's workers."""
-        files, data = _upload(file, callback_url, email_column)
+        files, data = _upload(file, callback_url, email_column, validation_mode)
         headers = {"Idempotency-Key": idempotency_key or _new_key()}
         response = self._request("POST", "/v1/verify/bulk", files=files, data=data, headers=headers)
         return cast(BulkReceipt, response.json())
 
-    def bulk_preview(self, file: str | Path | BinaryIO, *, email_column: str | None = None) -> Preview:
+    def bulk_preview(
+        self, file: str | Path | BinaryIO, *, email_column: str | None = None, validation_mode: str = "fast"
+    ) -> Preview:
         """POST /v1/verify/bulk/preview: what an upload would be, free."""
-        files, data = _upload(file, None, email_column)
+        files, data = _upload(file, None, email_column, validation_mode)
         return cast(Preview, self._request("POST", "/v1/verify/bulk/preview", files=files, data=data).json())
 
     def job(self, job_id: str) -> Job:
@@ -262,12 +265,13 @@ def _sf_params(value: str | None) -> dict[str, int]:
 
 
 def _upload(
-    file: str | Path | BinaryIO, callback_url: str | None, email_column: str | None
+    file: str | Path | BinaryIO, callback_url: str | None, email_column: str | None, validation_mode: str
 ) -> tuple[dict[str, tuple[str, bytes, str]], dict[str, str]]:
     # Read whole, so a retry can send the same bytes again.
     if isinstance(file, (str, Path)):
         name, content = Path(file).name, Path(file).read_bytes()
     else:
         name, content = Path(getattr(file, "name", "upload.csv")).name, file.read()
-    data = {key: value for key, value in (("callback_url", callback_url), ("email_column", email_column)) if value}
+    fields = (("callback_url", callback_url), ("email_column", email_column), ("validation_mode", validation_mode))
+    data = {key: value for key, value in fields if value}
     return {"file": (name, content, "text/csv")}, data
