@@ -9,6 +9,7 @@ the production lines (migrate, collectstatic, gunicorn, qcluster) and keeps the 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -51,10 +52,15 @@ _PRODUCTION_EXPORT = (
     "ALLOWED_HOSTS=verify.example.com SITE_URL=https://verify.example.com \\ SECURE_COOKIES=1 "
     "SECURE_SSL_REDIRECT=1 SECURE_HSTS_SECONDS=31536000 BEHIND_TLS_PROXY=1"
 )
+RUN_ELSEWHERE[".venv/bin/python -m bench.mxfarm --verdict-table --serve"] = (
+    "tests/test_doc_commands.py::test_the_deep_mode_farm_serves_until_ctrl_c"
+)
 RUN_ELSEWHERE[_PRODUCTION_EXPORT] = _PRODUCTION + " (its settings, with this machine's database, cache and port)"
 # Each command no test runs -> why.
 NOT_RUN = {
     "make test": "the default suite itself: run from a test it would recurse",
+    "make install-dev": "installs into the virtualenv the suite runs from; `make test` and `make test-all` run it "
+    "before the suite (their recipes depend on it)",
     ".venv/bin/python -m tests.support.localstripe --port 8420 &": "fixed ports (8420, and make run's 8000) a "
     "parallel suite cannot hold; the billing tests start the same module on a free port (tests/support/localstripe.py)",
     "STRIPE_SECRET_KEY=sk_test_local STRIPE_PUBLISHABLE_KEY=pk_test_local STRIPE_WEBHOOK_SECRET=whsec_local \\ "
@@ -184,3 +190,22 @@ def assert_ready(port: int, headers: dict[str, str], timeout: float = 90) -> Non
             break
         time.sleep(0.5)
     assert response.status_code == 200, response.text
+
+
+@pytest.mark.e2e
+def test_the_deep_mode_farm_serves_until_ctrl_c() -> None:
+    """docs/deep.md, "Try it on this machine": the farm says where it listens, answers SMTP, stops on Ctrl-C."""
+    text = (ROOT / "docs" / "deep.md").read_text()
+    command = next(c for m in SHELL_BLOCK.finditer(text) for c, _ in shell_commands(m.group(1)) if "bench.mxfarm" in c)
+    farm = subprocess.Popen(
+        ["bash", "-c", f"exec {command}"], cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert farm.stdout is not None
+        printed = json.loads(farm.stdout.readline())
+        with socket.create_connection(("127.0.0.2", printed["smtp_port"]), timeout=10) as smtp:
+            assert smtp.recv(512).startswith(b"220")  # the verdict table's first mail server greets
+        os.killpg(farm.pid, signal.SIGINT)
+        assert farm.wait(timeout=15) is not None
+    finally:
+        stop_group(farm)
