@@ -15,7 +15,7 @@ the resolver lies".
 
 A readiness probe cannot wait for a silent resolver (a check then takes two DNS lifetimes, and
 probes time out after a few seconds): `resolver_health_within` runs the check off the request
-path, in one thread per process, and answers meanwhile from the last finding (README,
+path, in a thread of its own, and answers meanwhile from the last finding (README,
 "Operations").
 """
 
