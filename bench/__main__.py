@@ -11,13 +11,15 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import bulk, deep, engine, fairness, peer, report, scaling, single, weather
+from bench import bulk, deep, engine, fairness, peer, probe, report, scaling, single, weather
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes, interruptible
 from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
+# Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
+ON_REQUEST = ("probe",)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -25,7 +27,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows", type=int, help="rows in the generated list (default 100,000)")
     parser.add_argument("--domains", type=int, help="distinct company domains (default rows / 5)")
     parser.add_argument("--delay-ms", type=float, default=2.0, help="the DNS server's answer delay (default 2)")
-    parser.add_argument("--only", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS)}")
+    parser.add_argument(
+        "--only", default=",".join(SCENARIOS), help=f"comma-separated subset of {','.join(SCENARIOS + ON_REQUEST)}"
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of a couple of minutes")
     parser.add_argument("--requests", type=int, help="requests per single sub-scenario (default 4000; quick 400)")
     parser.add_argument("--peer-rows", type=int, help="cap the rows the peer scenario runs (default: all)")
@@ -41,7 +45,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     args.requests = args.requests or 4000
     args.domains = args.domains or default_domains(args.rows)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
-    unknown = set(args.only) - set(SCENARIOS)
+    unknown = set(args.only) - set(SCENARIOS) - set(ON_REQUEST)
     if unknown:
         parser.error(f"unknown scenario(s): {', '.join(sorted(unknown))}")
     return args
@@ -131,6 +135,8 @@ def _runner(
         return lambda: weather.run(args.processes, args.delay_ms)
     if name == "deep":
         return deep.run
+    if name == "probe":
+        return lambda: probe.run(dns.address)
     if name == "isolation":
         return lambda: fairness.run_isolation(dns.address, args.rows, min(args.requests, 1000))
     sizes = (args.rows // 10, args.rows // 2, args.rows)

@@ -175,12 +175,18 @@ def _job(stack: Stack, account: Account, job_id: str) -> dict[str, Any]:
 
 
 def _result_rows(stack: Stack, account: Account, job_id: str) -> int:
+    emails = _result_emails(stack, account, job_id)
+    return -1 if emails is None else len(emails)
+
+
+def _result_emails(stack: Stack, account: Account, job_id: str) -> list[str] | None:
+    """The result file's addresses, in its order; None when the job has no result file."""
     url = _job(stack, account, job_id).get("result_download_url")
     if not url:
-        return -1
+        return None
     response = requests.get(url, timeout=120)
     response.raise_for_status()
-    return sum(1 for _ in csv.reader(io.StringIO(response.content.decode("utf-8")))) - 1
+    return [row[0] for row in list(csv.reader(io.StringIO(response.content.decode("utf-8"))))[1:]]
 
 
 def _big_upload(stack: Stack, setup: Setup) -> Measurement:

@@ -1,6 +1,7 @@
 """A load generator process: ``python -m bench.loadgen`` reads a JSON plan on stdin, prints results as JSON.
 
-Plan: ``{"port", "threads", "start_at" (epoch seconds), "requests": [[path, api_key, body], ...]}``.
+Plan: ``{"port", "threads", "start_at" (epoch seconds), "requests": [[path, api_key, body], ...]}``,
+and optionally ``"seconds"``: then the threads go on for that long, round the list again if need be.
 Its threads take requests from the list in order, one new connection each (gunicorn's sync
 workers close every connection), and record the client latency, the status and, where the
 answer has one, the server's ``response_time_ms``.
@@ -9,6 +10,7 @@ answer has one, the server's ``response_time_ms``.
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import sys
 import threading
@@ -19,7 +21,9 @@ from typing import Any
 def main() -> None:
     plan = json.load(sys.stdin)
     requests: list[list[str]] = plan["requests"]
-    position = iter(range(len(requests)))
+    seconds = plan.get("seconds")
+    position = itertools.cycle(range(len(requests))) if seconds else iter(range(len(requests)))
+    stop_at = float("inf")
     lock = threading.Lock()
     latencies: list[float] = []
     server_ms: list[float] = []
@@ -29,7 +33,7 @@ def main() -> None:
         while True:
             with lock:
                 index = next(position, None)
-            if index is None:
+            if index is None or time.time() >= stop_at:
                 return
             path, key, body = requests[index]
             started = time.perf_counter()
@@ -44,6 +48,8 @@ def main() -> None:
     threads = [threading.Thread(target=worker) for _ in range(plan["threads"])]
     time.sleep(max(0.0, plan["start_at"] - time.time()))
     began = time.time()
+    if seconds:
+        stop_at = began + seconds
     for thread in threads:
         thread.start()
     for thread in threads:

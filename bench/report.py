@@ -13,6 +13,7 @@ from typing import Any
 
 from bench.deep import DEEP_JOB, FAST_BESIDE
 from bench.fairness import FAIRNESS_BIG, FAIRNESS_SMALL, ISOLATION_BUSY, ISOLATION_IDLE
+from bench.probe import CRASH, LOAD, MONEY
 from bench.results import Measurement
 from bench.single import DOMAIN_CACHED, FLOOR
 
@@ -86,6 +87,30 @@ def targets(results: list[Measurement]) -> list[Target]:
     out.extend(_many_customers(results))
     out.extend(_weather(results))
     out.extend(_deep(results))
+    out.extend(_probe(results))
+    return out
+
+
+def _probe(results: list[Measurement]) -> list[Target]:
+    """Issue 22's probe, run again: each check holds or not (its problems are the measurement's errors)."""
+    names = {
+        MONEY: "probe: 50 parallel verifies on 10 credits → 10 charged, 40 refused 402, ledger balanced",
+        CRASH: "probe: kill -9 of the qcluster mid a 50,000-row job → it completes, each row charged once",
+        LOAD: "probe: 40 clients for 60 s → 0 errors",
+    }
+    out = []
+    for case, name in names.items():
+        found = _find(results, "probe", lambda m, case=case: m.case == case)
+        if found is None:
+            out.append(Target(name, "-", "-", None))
+            continue
+        shown = (
+            f"{found.count:,} requests, p50 {found.p50_ms:.0f} ms, p99 {found.p99_ms:.0f} ms"
+            if found.p99_ms
+            else (f"{found.seconds:.1f} s")
+        )
+        shown += f"; {len(found.errors)} problem(s)" + (f": {found.errors[0][:200]}" if found.errors else "")
+        out.append(Target(name, shown, "no problem", not found.errors, len(found.errors), at_most=0))
     return out
 
 

@@ -36,7 +36,7 @@ from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
 from verification.engine.mailboxes import HostSlots
 from verification.engine.sandbox import sandbox_verdicts
-from verification.resolver import answers_withheld, domain_lookup, resolver_broken
+from verification.resolver import answers_withheld, domain_lookup, resolver_broken, resolver_last_finding
 
 logger = logging.getLogger(__name__)
 
@@ -204,6 +204,14 @@ def _waiting_for_resolver() -> bool:
         return False
     queue.chunk_work_resumed(when=timezone.now() + timedelta(seconds=settings.VERIFIER_DNS_CANARY_SECONDS))
     return True
+
+
+def jobs_wait_for_resolver() -> bool:
+    """Whether unfinished jobs wait for the DNS resolver now: the last canary check found it broken,
+    and workers claim nothing until a check finds it working. Reads the shared finding, asks no DNS:
+    for the job page and the job API, which say why a job is not moving."""
+    health = resolver_last_finding()
+    return health is not None and health.broken
 
 
 def chunks_resume() -> None:

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from functools import cached_property
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from jobs.downloads import result_url
 from jobs.models import BREAKDOWN_KEYS, Job
+from jobs.processing import jobs_wait_for_resolver
 from jobs.results import STATUSES
 from verification.engine.providers import PROVIDERS
 
@@ -60,6 +64,7 @@ class JobSerializer(serializers.Serializer):
     id = serializers.CharField()
     filename = serializers.CharField(allow_null=True, help_text="The uploaded file's base name.")
     status = serializers.ChoiceField(choices=Job.Status.choices)
+    waiting_for = serializers.SerializerMethodField()
     validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
     progress = ProgressSerializer(source="*")
     breakdown = BreakdownSerializer(source="*")
@@ -71,6 +76,21 @@ class JobSerializer(serializers.Serializer):
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return with_partial(super().get_fields(), after="progress")
+
+    @extend_schema_field(
+        serializers.ChoiceField(
+            choices=["dns_resolver"],
+            allow_null=True,
+            help_text="Why a pending or processing job is not moving: `dns_resolver` while our DNS resolver "
+            "is broken (no row is judged or charged; the job goes on by itself once it answers). Else null.",
+        )
+    )
+    def get_waiting_for(self, job: Job) -> str | None:
+        return "dns_resolver" if not job.is_finished and self._resolver_holds_jobs else None
+
+    @cached_property
+    def _resolver_holds_jobs(self) -> bool:  # once per response: a list's jobs share one child serializer
+        return jobs_wait_for_resolver()
 
     def get_result_download_url(self, job: Job) -> str | None:
         return result_url(job)

@@ -20,7 +20,7 @@ from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
-from jobs.processing import job_delete
+from jobs.processing import job_delete, jobs_wait_for_resolver
 from jobs.results import STATUSES, Columns, results_file
 from jobs.services import Preview, job_preview, job_submit
 from lib.errors import DomainError
@@ -130,6 +130,7 @@ def _progress_context(job: Job) -> dict[str, object]:
         "downloads": [(label, status) for label, status in DOWNLOADS if job.rows_with(status)],
         "attempts": attempts.order_by("started_at", "number"),
         "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
+        "waiting_for_resolver": not job.is_finished and jobs_wait_for_resolver(),
         "statuses": charts.status_segments(job),
         "sub_statuses": charts.sub_status_segments(job),
         "mail_providers": charts.mail_provider_segments(job),

@@ -2,18 +2,27 @@
 
 The rows are made by the database itself (one INSERT ... SELECT over a generated series each),
 so building them costs seconds, not minutes of Python objects.
+
+What is asserted is the database's work, not wall time (a machine under load took the 300 ms
+budget for a slow dashboard): SQLite's virtual-machine steps, counted as it runs, or PostgreSQL's
+planner's cost of each query, against the same measure of one pass over the ledger on the same
+data. A figure that reads rows in proportion to the volume costs a pass or more; the dashboard as
+it should be costs a small share of one. The wall time is printed (`-s`), for a human to read.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Account, Plan
 from billing.models import LedgerEntry
@@ -25,7 +34,10 @@ pytestmark = pytest.mark.volume
 LEDGER_ROWS = 1_000_000
 JOBS = 100_000
 ACCOUNTS = 200
-BUDGET_SECONDS = 0.3
+# The dashboard's whole database work, as a share of one pass over the ledger (see above). Measured
+# 2026-11-25: SQLite 0.90 (5.6 without the ledger's usage index), PostgreSQL 1.45 (2.33 without
+# the jobs' status index). Each budget sits between the two.
+BUDGET_SHARE_OF_A_PASS = {"sqlite": 1.25, "postgresql": 1.9}
 
 
 def run(statement: str) -> None:
@@ -87,7 +99,43 @@ def sql_false() -> str:
     return "false" if connection.vendor == "postgresql" else "0"
 
 
-def test_dashboard_answers_within_300_ms_on_a_million_ledger_rows(
+def database_work(action: Callable[[], object]) -> float:
+    """The work the database does for `action`: SQLite's virtual-machine steps (in thousands), or the
+    PostgreSQL planner's total cost of each SELECT it ran. Neither depends on the machine's load."""
+    if connection.vendor == "sqlite":
+        steps = [0]
+        connection.ensure_connection()
+        raw = connection.connection
+        raw.set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 1) or 0, 1000)
+        try:
+            action()
+        finally:
+            raw.set_progress_handler(None, 1000)
+        return float(steps[0])
+    with CaptureQueriesContext(connection) as captured:
+        action()
+    selects = [
+        query["sql"] for query in captured.captured_queries if query["sql"].lstrip().upper().startswith("SELECT")
+    ]
+    return sum(plan_cost(statement) for statement in selects)
+
+
+def plan_cost(statement: str) -> float:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + statement)
+        plan = cursor.fetchone()[0]
+    return float((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]["Total Cost"])
+
+
+def one_pass_over_the_ledger() -> None:
+    run(f"SELECT SUM(amount), COUNT(*) FROM {sql.table(LedgerEntry)} WHERE note = ''")
+
+
+def dashboard(client: Client) -> None:
+    assert client.get("/admin/dashboard/").status_code == 200
+
+
+def test_dashboard_work_stays_a_small_share_of_one_pass_over_a_million_ledger_rows(
     admin_client_: Client, django_assert_max_num_queries: Any
 ) -> None:
     first = accounts()
@@ -96,12 +144,17 @@ def test_dashboard_answers_within_300_ms_on_a_million_ledger_rows(
     if connection.vendor == "postgresql":
         run("ANALYZE")
     assert LedgerEntry.objects.count() == LEDGER_ROWS
-    assert admin_client_.get("/admin/dashboard/").status_code == 200  # warm: templates, connection
+    with django_assert_max_num_queries(MAX_QUERIES):  # also warms templates, connection, the resolver's finding
+        dashboard(admin_client_)
+    work = database_work(lambda: dashboard(admin_client_))
+    one_pass = database_work(one_pass_over_the_ledger)
     timings = []
     for _ in range(3):
         started = time.perf_counter()
-        with django_assert_max_num_queries(MAX_QUERIES):
-            assert admin_client_.get("/admin/dashboard/").status_code == 200
+        dashboard(admin_client_)
         timings.append(time.perf_counter() - started)
-    print(f"dashboard on {connection.vendor}: median {statistics.median(timings):.3f} s of {timings}")  # for -s
-    assert statistics.median(timings) < BUDGET_SECONDS, timings
+    print(  # for -s: wall time is shown, never asserted
+        f"dashboard on {connection.vendor}: work {work:,.0f} = {work / one_pass:.2f} of one pass over the ledger"
+        f" ({one_pass:,.0f}); median {statistics.median(timings):.3f} s of {timings}"
+    )
+    assert work < BUDGET_SHARE_OF_A_PASS[connection.vendor] * one_pass, (work, one_pass)

@@ -30,7 +30,10 @@ def unknown_share(server: DnsServer, domains: int, **config: Any) -> float:
 
 def test_two_percent_packet_loss_leaves_at_most_a_thousandth_unknown(weather: DnsServer) -> None:
     weather.loss = 0.02
-    assert unknown_share(weather, 3000, timeout=0.3, lifetime=0.9) <= 0.001
+    # The production ratio (lifetime three timeouts) at 1 s: a lost query is asked again after the
+    # retry timeout learnt from round trips, so an idle machine never waits it; a loaded one, whose
+    # answers come late, has room. Without asking again, 2% would stay unknown whatever the timeout.
+    assert unknown_share(weather, 3000, timeout=1.0, lifetime=3.0) <= 0.001
     assert weather.dropped >= 20  # the weather was real
 
 

@@ -5,6 +5,7 @@ recovers by itself. Bulk jobs: tests/jobs/test_resolver_trust_bulk.py and test_e
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.conftest import Persona
-from tests.support.dns_server import NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
+from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.portal import logged_in
 from verification.models import DomainRecord
@@ -184,3 +185,45 @@ def test_a_batch_while_the_resolver_is_broken_charges_only_what_was_judged(
         ("invalid", "invalid_syntax"),
     ]
     assert balance(owner) == before - 1  # the syntax verdict needs no resolver; the unknown one is free
+
+
+@pytest.fixture
+def own_resolver(settings: Any) -> Iterator[DnsServer]:
+    """A resolver of this test's own (the canaries answer) whose silent check takes about 1.6 s (two
+    lifetimes), more than a probe may wait; the background check it starts is nobody else's."""
+    with DnsServer(zone={"gmail.com": MX("gmail-smtp-in.l.google.com")}) as server:
+        settings.VERIFIER_DNS_NAMESERVERS = [server.address]
+        settings.VERIFIER_DNS_TIMEOUT, settings.VERIFIER_DNS_LIFETIME = 0.4, 0.8
+        yield server
+
+
+def timed_readyz() -> tuple[float, str]:
+    """How long /readyz took, and its dns check (the whole is 503 here anyway: no qcluster runs)."""
+    started = time.monotonic()
+    response = Client().get("/readyz")
+    return time.monotonic() - started, response.json()["checks"]["dns"]
+
+
+def test_readyz_answers_within_a_second_while_the_resolver_drops_everything(db: None, own_resolver: DnsServer) -> None:
+    own_resolver.everything = SILENT
+    answers = [timed_readyz()]
+    while not answers[-1][1].startswith("broken") and len(answers) < 30:  # the check ends after ~1.6 s
+        answers.append(timed_readyz())
+    assert max(seconds for seconds, _ in answers) < 1.0
+    assert answers[0][1] == "checking: the canary names have not answered yet"
+    assert answers[-1][1] == (
+        "broken: every canary name failed (gmail.com failure, outlook.com failure, yahoo.com failure)"
+    )
+    assert all(dns != "ok" for _, dns in answers)
+
+
+def test_readyz_answers_from_the_last_finding_while_a_new_check_waits(db: None, own_resolver: DnsServer) -> None:
+    assert timed_readyz()[1] == "ok"
+    own_resolver.everything = SILENT
+    with a_minute_later():  # the finding has expired: a new check begins, and gets no answer
+        answers = [timed_readyz()]
+        while answers[-1][1] == "ok" and len(answers) < 30:  # until the check ends, the last finding answers
+            answers.append(timed_readyz())
+    assert max(seconds for seconds, _ in answers) < 1.0
+    assert [dns for _, dns in answers[:-1]] == ["ok"] * (len(answers) - 1) and len(answers) > 1
+    assert answers[-1][1].startswith("broken")  # only once a whole check found it so

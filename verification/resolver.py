@@ -98,6 +98,11 @@ def _canary_resolver(config: ResolverConfig) -> BatchResolver:
     return BatchResolver(config)
 
 
+@cache
+def _probe_resolver(config: ResolverConfig) -> BatchResolver:
+    return BatchResolver(config)  # the probes' background check's own: never asked from two threads at once
+
+
 def domain_lookup(*, strict: bool = False) -> DomainLookup:
     """Fresh domain-cache entries first; the rest from DNS, concurrently, then cached."""
     resolver = _resolver(resolver_config(), strict)
@@ -107,6 +112,16 @@ def domain_lookup(*, strict: bool = False) -> DomainLookup:
 def resolver_health(*, since: float | None = None) -> trust.ResolverHealth | None:
     """The configured resolver's health (None when VERIFIER_DNS_CANARIES is empty)."""
     return trust.resolver_health(_canary_resolver(resolver_config()), since=since)
+
+
+def resolver_health_within(seconds: float) -> trust.ResolverHealth | None:
+    """The configured resolver's health for a probe, which may not wait longer than `seconds`."""
+    return trust.resolver_health_within(_probe_resolver(resolver_config()), seconds)
+
+
+def resolver_last_finding() -> trust.ResolverHealth | None:
+    """What the last canary check found, without asking DNS (pages that only show it)."""
+    return trust.last_finding(_canary_resolver(resolver_config()))
 
 
 def resolver_broken(*, since: float | None = None) -> bool:

@@ -12,14 +12,22 @@ The finding lives in the shared cache (Redis, else the database cache) for
 VERIFIER_DNS_CANARY_SECONDS, so every web and worker process, on every machine, acts on the same
 one and the resolver is asked at most once that often. What it changes is in README.md, "When
 the resolver lies".
+
+A readiness probe cannot wait for a silent resolver (a check then takes two DNS lifetimes, and
+probes time out after a few seconds): `resolver_health_within` runs the check off the request
+path, in a thread of its own, and answers meanwhile from the last finding (README,
+"Operations").
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
-from dataclasses import dataclass
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.core.cache import cache
@@ -27,15 +35,22 @@ from django.core.cache import cache
 from verification.engine import BatchResolver
 
 logger = logging.getLogger(__name__)
+# How long the last finding stands in for a fresh one while a probe's check is still running.
+LAST_FINDING_SECONDS = 3600
+_running: dict[str, Future[ResolverHealth]] = {}
+_running_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
 class ResolverHealth:
     broken: bool
     checked_at: float  # unix time the check began (its canary queries were sent after it)
-    failing: dict[str, str]  # canary -> what it got (nxdomain, no_mx, failure), when it failed
+    failing: dict[str, str] = field(default_factory=dict)  # canary -> what it got (nxdomain, no_mx, failure)
+    checking: bool = False  # no finding yet: the first check is still waiting for the canaries
 
     def describe(self) -> str:
+        if self.checking:
+            return "checking: the canary names have not answered yet"
         if not self.broken:
             return "ok"
         return "broken: every canary name failed (" + ", ".join(f"{n} {s}" for n, s in self.failing.items()) + ")"
@@ -48,16 +63,79 @@ def resolver_health(resolver: BatchResolver, *, since: float | None = None) -> R
     if not canaries:
         return None
     key = _key(resolver, canaries)
-    stored = cache.get(key)
-    if isinstance(stored, dict) and (since is None or stored["checked_at"] >= since):
-        return ResolverHealth(**stored)
+    if (stored := _stored(key, since=since)) is not None:
+        return stored
     health = _check(resolver, canaries)
-    cache.set(
-        key,
-        {"broken": health.broken, "checked_at": health.checked_at, "failing": health.failing},
-        timeout=settings.VERIFIER_DNS_CANARY_SECONDS,
-    )
+    _store(key, health)
     return health
+
+
+def resolver_health_within(resolver: BatchResolver, seconds: float) -> ResolverHealth | None:
+    """The resolver's health without waiting more than `seconds` (readiness probes): a fresh shared
+    finding, else a check run in the background, waited for that long; meanwhile the last finding
+    (up to LAST_FINDING_SECONDS old), or one saying the check is under way. Never "broken" unless a
+    whole check found it so. `resolver` is used by the background thread alone. None when off."""
+    canaries = tuple(settings.VERIFIER_DNS_CANARIES)
+    if not canaries:
+        return None
+    key = _key(resolver, canaries)
+    if (stored := _stored(key)) is not None:
+        return stored
+    running = _background_check(key, resolver, canaries)
+    try:
+        health = running.result(timeout=seconds)
+    except FutureTimeout:
+        return _stored(key, fresh=False) or ResolverHealth(broken=False, checked_at=time.time(), checking=True)
+    with _running_lock:
+        if _running.get(key) is running:
+            del _running[key]
+    _store(key, health)
+    return health
+
+
+def last_finding(resolver: BatchResolver) -> ResolverHealth | None:
+    """The last check's finding (up to LAST_FINDING_SECONDS old), read from the shared cache: asks no DNS.
+    None when the check is off or nothing was found yet."""
+    canaries = tuple(settings.VERIFIER_DNS_CANARIES)
+    return _stored(_key(resolver, canaries), fresh=False) if canaries else None
+
+
+def _background_check(key: str, resolver: BatchResolver, canaries: tuple[str, ...]) -> Future[ResolverHealth]:
+    """The check under way for `key`, started if there is none; a check that ended longer ago than
+    a finding is trusted (no probe came since) is replaced, never passed off as fresh."""
+    with _running_lock:
+        running = _running.get(key)
+        if running is None or (running.done() and (running.exception() or _stale(running.result()))):
+            running = _running[key] = Future()
+            threading.Thread(target=_check_into, args=(running, resolver, canaries), daemon=True).start()
+        return running
+
+
+def _check_into(future: Future[ResolverHealth], resolver: BatchResolver, canaries: tuple[str, ...]) -> None:
+    """A background check: a thread of its own, so a silent resolver's holds up no other's."""
+    try:
+        future.set_result(_check(resolver, canaries))
+    except Exception as exc:  # kept for the probe that waits on it, which reports it
+        future.set_exception(exc)
+
+
+def _stale(health: ResolverHealth) -> bool:
+    return time.time() - health.checked_at > settings.VERIFIER_DNS_CANARY_SECONDS
+
+
+def _stored(key: str, *, since: float | None = None, fresh: bool = True) -> ResolverHealth | None:
+    """The shared finding: trusted VERIFIER_DNS_CANARY_SECONDS, kept LAST_FINDING_SECONDS (for probes)."""
+    stored = cache.get(key)
+    if not isinstance(stored, dict):
+        return None
+    health = ResolverHealth(**stored)
+    if (fresh and _stale(health)) or (since is not None and health.checked_at < since):
+        return None
+    return health
+
+
+def _store(key: str, health: ResolverHealth) -> None:
+    cache.set(key, asdict(health), timeout=LAST_FINDING_SECONDS)
 
 
 def _check(resolver: BatchResolver, canaries: tuple[str, ...]) -> ResolverHealth:

@@ -28,6 +28,7 @@ def test_pending_job_has_null_timestamps_and_no_download(owner: Persona) -> None
         "id": job_id,
         "filename": "list.csv",
         "status": "pending",
+        "waiting_for": None,
         "validation_mode": "fast",
         "progress": {"total": 1, "processed": 0, "valid": 0, "invalid": 0, "risky": 0, "unknown": 0},
         "partial": False,

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import time_machine
+from django.urls import reverse
 from django.utils import timezone
 from django_q.models import Schedule
 
@@ -19,6 +20,7 @@ from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum, upload
 from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
 from tests.support.dns_server import NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
+from tests.support.portal import logged_in
 
 MODES = {"nxdomain for everything": NXDOMAIN, "refused for everything": REFUSED, "drops everything": SILENT}
 # In chunks of two: the second chunk's domains have MX records, so a lie believed would show.
@@ -99,3 +101,25 @@ def test_a_chunk_judged_as_the_resolver_breaks_is_put_back_and_judged_again_late
     rows = download(owner, body["result_download_url"])
     assert [(row[0], row[1]) for row in rows[1:]] == list(zip(ADDRESSES, VERDICTS, strict=True))
     assert bulk_net(owner, job_id) == -4
+
+
+def test_the_job_says_it_waits_for_the_resolver_while_broken_and_stops_saying_so_once_it_runs(
+    owner: Persona, settings: Any, run_tasks: RunTasks, dns_server: DnsServer
+) -> None:
+    job_id = broken_job(owner, settings, run_tasks, dns_server, NXDOMAIN)
+    assert job_body(owner, job_id)["waiting_for"] == "dns_resolver"
+    assert [job["waiting_for"] for job in owner.get("/v1/jobs").json()["data"]] == ["dns_resolver"]
+    page = logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
+    assert '<p class="notice notice-warning" data-waiting="dns_resolver"><strong>Waiting for our DNS resolver.' in page
+    dns_server.everything = None
+    with a_minute_later(), run_tasks():
+        tasks.resume_chunks()
+    assert job_body(owner, job_id)["waiting_for"] is None
+    assert "data-waiting" not in logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
+
+
+def test_a_job_on_a_healthy_resolver_waits_for_nothing(owner: Persona, settings: Any, run_tasks: RunTasks) -> None:
+    job_id = upload(owner, csv_of(ADDRESSES)).json()["id"]  # no task runs: it stays pending
+    assert job_body(owner, job_id)["status"] == "pending"
+    assert job_body(owner, job_id)["waiting_for"] is None
+    assert "data-waiting" not in logged_in(owner).get(reverse("job", args=[job_id])).content.decode()

@@ -79,6 +79,7 @@ class Job(TypedDict):
     id: str
     filename: str | None
     status: Literal["pending", "processing", "completed", "failed"]
+    waiting_for: Literal["dns_resolver"] | None
     validation_mode: Literal["fast", "deep"]
     progress: Progress
     partial: bool
