@@ -1,4 +1,4 @@
-"""Scenario ``probe``: the adversarial probe's load and money checks (issue 22), run again.
+"""Scenario ``probe``: the adversarial probe's load and money checks (2026-11-24), run again.
 
 Production shape: PostgreSQL + Redis, gunicorn ``-w 4`` with ``config.settings`` (plan rates as
 sold: nothing raised), one ``qcluster``; the loopback DNS process answers. Three checks:
