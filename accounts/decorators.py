@@ -15,7 +15,7 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.cache import never_cache
 from django_htmx.http import HttpResponseClientRedirect
 
-from accounts.models import Account, Membership, membership_for
+from accounts.models import Account, Membership, membership_for, memberships_of
 from accounts.permissions import Action, may, role_may
 from accounts.two_factor import has_two_factor
 
@@ -62,7 +62,7 @@ def _for_the_header(request: HttpRequest, membership: Membership) -> None:
     request.membership = membership  # type: ignore[attr-defined]
     request.can = may(membership.role)  # type: ignore[attr-defined]
     request.switchable = SimpleLazyObject(  # type: ignore[attr-defined]
-        lambda: list(Membership.objects.filter(user_id=membership.user_id).select_related("account__owner"))
+        lambda: list(memberships_of(membership.user_id).select_related("account__owner"))
     )
 
 

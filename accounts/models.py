@@ -73,8 +73,7 @@ def membership_for(user: Any, chosen: str | None = None) -> Membership | None:
     None for a user who is no member (staff). The account, its plan and person are loaded."""
     if not user.is_authenticated:
         return None
-    # A deactivated account (staff's action: its owner's login switched off) is no one's to act for.
-    memberships = Membership.objects.filter(user_id=user.pk, account__owner__is_active=True).select_related(
+    memberships = memberships_of(user.pk).select_related(
         "account", *(f"account__{related}" for related in Account.DISPLAY_RELATED)
     )
     if chosen:
@@ -85,6 +84,12 @@ def membership_for(user: Any, chosen: str | None = None) -> Membership | None:
         if found is not None:
             return found
     return memberships.order_by("created_at", "pk").first()
+
+
+def memberships_of(user_id: int) -> models.QuerySet[Membership]:
+    """A user's memberships in the accounts it may act for (the header's switch lists these). A
+    deactivated account (staff's action: its owner's login switched off) is no one's to act for."""
+    return Membership.objects.filter(user_id=user_id, account__owner__is_active=True)
 
 
 def account_for(user: Any, chosen: str | None = None) -> Account | None:

@@ -54,6 +54,17 @@ def test_a_user_in_two_accounts_acts_for_the_first_it_joined_and_switches_from_t
     assert outsider.account.email in client.get(reverse("dashboard")).content.decode()
 
 
+def test_the_header_switch_leaves_out_an_account_staff_deactivated(owner: Persona, outsider: Persona) -> None:
+    user, client = joined(owner, Role.ADMIN)
+    joined(outsider, Role.VIEWER, user)
+    outsider.account.owner.is_active = False  # staff deactivate it (the account admin's action)
+    outsider.account.owner.save(update_fields=["is_active"])
+    page = client.get(reverse("dashboard")).content.decode()
+    assert "data-account-switch" not in page and outsider.account.email not in page  # one account left: no switch
+    response = client.post(reverse("account-switch"), {"account": str(outsider.account.public_id)})
+    assert response.status_code == 404
+
+
 def test_switching_to_an_account_one_is_no_member_of_is_404_and_changes_nothing(
     owner: Persona, outsider: Persona
 ) -> None:
@@ -152,4 +163,6 @@ def test_a_member_of_a_deactivated_account_and_an_active_one_acts_for_the_active
     joined(outsider, Role.VIEWER, user)
     owner.account.owner.is_active = False
     owner.account.owner.save(update_fields=["is_active"])
-    assert outsider.account.email in client.get(reverse("dashboard")).content.decode()
+    # A viewer of the outsider's account (the admin role was the deactivated account's).
+    assert client.get(reverse("dashboard")).status_code == 200
+    assert client.get(reverse("keys")).status_code == 403
