@@ -109,8 +109,11 @@ def _deep_slot() -> Iterator[_Slot]:
     once (by default all but one), each holding a per-machine lock file for it (the SMTP host
     slots' kind: released by the kernel however the worker dies). A worker without one takes only
     fast chunks, so another customer's fast job always finds a worker."""
-    slots = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.BULK_DEEP_WORKERS)
-    slot = _Slot(slots.try_take(DEEP_SLOTS))
+    try:
+        slot = _Slot(HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.BULK_DEEP_WORKERS).try_take(DEEP_SLOTS))
+    except OSError:  # an unwritable lock directory stops deep work (its SMTP slots need it too), not fast work
+        logger.exception("no deep-chunk slot: VERIFIER_SMTP_LOCK_DIR %s is unusable", settings.VERIFIER_SMTP_LOCK_DIR)
+        slot = _Slot(None)
     try:
         yield slot
     finally:

@@ -233,3 +233,15 @@ def test_a_fast_chunk_does_not_keep_the_deep_slot(
     assert job_body(owner, fast_id)["status"] == "completed"
     assert taken[0] is not None
     os.close(taken[0])
+
+
+def test_an_unusable_lock_directory_stops_deep_chunks_not_fast_ones(
+    owner: Persona, outsider: Persona, settings: Any, tmp_path: Any
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    settings.VERIFIER_SMTP_LOCK_DIR = str(tmp_path / "a-file" / "slots")  # mkdir fails: a file is in the way
+    deep_id = deep_upload(owner, ROWS[:2]).json()["id"]
+    fast_id = deep_upload(outsider, ["jane@good.com"], mode="fast").json()["id"]
+    assert processing.chunk_run_next(budget=5) == 1
+    assert job_body(outsider, fast_id)["status"] == "completed"
+    assert job_body(owner, deep_id)["status"] == "pending"
