@@ -31,9 +31,8 @@ import requests
 
 from bench.bulk import BenchAbort, _auth, _job, _result_emails
 from bench.data import generate
-from bench.procs import stop_group
 from bench.results import Measurement, percentile
-from bench.single import _collect, _plan, _spawn
+from bench.single import parallel_loadgens, tally
 from bench.stack import Account, Stack
 
 MONEY = "money: 50 parallel verifies on 10 credits"
@@ -174,26 +173,10 @@ def _load(stack: Stack) -> Measurement:
         ["/v1/verify", keys[n % LOAD_CLIENTS], json.dumps({"email": f"l{n}-{tag}@co{n % 200}.com"})]
         for n in range(40_000)
     ]
-    start_at = time.time() + 1.0
-    processes = [_spawn() for _ in range(LOADGEN_PROCESSES)]
-    try:
-        for index, process in enumerate(processes):
-            assert process.stdin is not None
-            mine = _plan(stack.port, plan[index::LOADGEN_PROCESSES], LOAD_CLIENTS // LOADGEN_PROCESSES, start_at)
-            process.stdin.write(json.dumps(mine | {"seconds": LOAD_SECONDS}).encode())
-            process.stdin.close()
-            process.stdin = None
-        outputs = [_collect(process) for process in processes]
-    finally:
-        for process in processes:
-            stop_group(process, grace=2)
-    latencies = [x for out in outputs for x in out["latencies_ms"]]
-    statuses: dict[str, int] = {}
-    for out in outputs:
-        for status, n in out["statuses"].items():
-            statuses[status] = statuses.get(status, 0) + n
-    seconds = max(out["ended"] for out in outputs) - min(out["began"] for out in outputs)
-    failed = sum(n for status, n in statuses.items() if status != "200")
+    plans = [plan[index::LOADGEN_PROCESSES] for index in range(LOADGEN_PROCESSES)]
+    threads = LOAD_CLIENTS // LOADGEN_PROCESSES
+    outputs = parallel_loadgens(stack.port, plans, time.time() + 1.0, threads=threads, seconds=LOAD_SECONDS)
+    latencies, statuses, seconds, failed = tally(outputs)
     errors = [f"{failed} of {len(latencies)} requests did not answer 200: {statuses}"] if failed else []
     measured = Measurement("probe", LOAD, "req/s", len(latencies) / seconds, len(latencies), seconds, errors=errors)
     measured.p50_ms, measured.p95_ms, measured.p99_ms = (percentile(latencies, q) for q in (50, 95, 99))

@@ -96,15 +96,9 @@ def _measure(stack: Stack, case: Case, count: int) -> Measurement:
         key, email = case.request(n)
         plans[n % LOADGEN_PROCESSES].append([case.path, key, json.dumps({"email": email})])
     start_at = time.time() + 1.0
-    outputs = _parallel_loadgens(stack.port, plans, start_at)
-    latencies = [x for out in outputs for x in out["latencies_ms"]]
+    outputs = parallel_loadgens(stack.port, plans, start_at)
+    latencies, statuses, seconds, failed = tally(outputs)
     server_ms = [x for out in outputs for x in out["server_ms"]]
-    statuses: dict[str, int] = {}
-    for out in outputs:
-        for status, n in out["statuses"].items():
-            statuses[status] = statuses.get(status, 0) + n
-    seconds = max(out["ended"] for out in outputs) - min(out["began"] for out in outputs)
-    failed = sum(n for status, n in statuses.items() if status != "200")
     return Measurement(
         scenario="single",
         case=case.name,
@@ -124,12 +118,35 @@ def _measure(stack: Stack, case: Case, count: int) -> Measurement:
     )
 
 
-def _parallel_loadgens(port: int, plans: list[list[list[str]]], start_at: float) -> list[dict[str, Any]]:
+def tally(outputs: list[dict[str, Any]]) -> tuple[list[float], dict[str, int], float, int]:
+    """The load generators' outputs together: latencies (ms), count by HTTP status, the seconds from
+    the first start to the last end, and how many requests did not answer 200."""
+    latencies = [x for out in outputs for x in out["latencies_ms"]]
+    statuses: dict[str, int] = {}
+    for out in outputs:
+        for status, n in out["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + n
+    seconds = max(out["ended"] for out in outputs) - min(out["began"] for out in outputs)
+    failed = sum(n for status, n in statuses.items() if status != "200")
+    return latencies, statuses, seconds, failed
+
+
+def parallel_loadgens(
+    port: int,
+    plans: list[list[list[str]]],
+    start_at: float,
+    *,
+    threads: int = THREADS_PER_PROCESS,
+    seconds: float | None = None,
+) -> list[dict[str, Any]]:
+    """One load generator process per plan, all starting at `start_at`; with `seconds`, each goes on
+    that long (round its list again if need be) rather than once through it."""
     processes = [_spawn() for _ in plans]
     try:
         for process, plan in zip(processes, plans, strict=True):
             assert process.stdin is not None
-            process.stdin.write(json.dumps(_plan(port, plan, THREADS_PER_PROCESS, start_at)).encode())
+            duration = {"seconds": seconds} if seconds else {}
+            process.stdin.write(json.dumps(_plan(port, plan, threads, start_at) | duration).encode())
             process.stdin.close()
             process.stdin = None  # so communicate() does not flush it again
         return [_collect(process) for process in processes]
