@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
-
 from jobs import queue, tasks
+from tests.support.queues import defined_tasks, is_task_of, named_tasks
 
 
 def _named() -> set[str]:
-    constants = {value for name, value in vars(queue).items() if name.isupper() and isinstance(value, str)}
-    return (constants - {queue.TASKS, queue.RESUME_SCHEDULE}) | {every.func for every in queue.SCHEDULES}
+    return named_tasks(queue, not_tasks=frozenset({queue.RESUME_SCHEDULE}))
 
 
 def test_every_name_queue_uses_is_a_function_of_jobs_tasks() -> None:
     for dotted in _named():
-        module, _, name = dotted.rpartition(".")
-        assert module == "jobs.tasks" and inspect.isfunction(getattr(tasks, name, None)), dotted
+        assert is_task_of(dotted, tasks), dotted
 
 
 def test_every_task_is_queued_or_scheduled_by_queue() -> None:
-    defined = {
-        f"jobs.tasks.{name}"
-        for name, f in vars(tasks).items()
-        if inspect.isfunction(f) and f.__module__ == tasks.__name__
-    }
-    assert defined == _named()
+    assert defined_tasks(tasks) == _named()
