@@ -67,7 +67,7 @@ def chunk_run_next(*, budget: float) -> int:
             chunk = _claim_next(deep=slot.held)
             if chunk is None:
                 return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
-            if not _is_slow(chunk):
+            if not scheduling.is_slow(chunk.job):
                 slot.give_back()  # a fast chunk: another worker may take deep work meanwhile
             _process(chunk)
         ran += 1
@@ -120,10 +120,6 @@ def _deep_slot() -> Iterator[_Slot]:
         slot.give_back()
 
 
-def _is_slow(chunk: Chunk) -> bool:
-    return chunk.job.validation_mode == "deep" and chunk.job.mode == Mode.LIVE
-
-
 def chunk_run(*, chunk_id: int) -> None:
     """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
     if _waiting_for_resolver():
@@ -153,7 +149,11 @@ def _process(chunk: Chunk) -> None:
         _waiting_for_resolver()
         return
     # Greylisted rows are asked again later (not of the sandbox: it would answer the same).
-    if _is_slow(chunk) and chunk.retry_round < DEEP_RETRY_ROUNDS and any(is_asked_again(v) for v in verdicts):
+    if (
+        scheduling.is_slow(chunk.job)
+        and chunk.retry_round < DEEP_RETRY_ROUNDS
+        and any(is_asked_again(v) for v in verdicts)
+    ):
         chunk_defer(chunk=chunk)
         return
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""

@@ -46,8 +46,13 @@ def claimable(now: datetime) -> Q:
     return Q(due, state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
 
 
-# A live deep job's chunks wait on mail servers (a test key's sandbox answers at once).
+# A live deep job's chunks wait on mail servers (a test key's sandbox answers at once): in a query,
+# and of a job in hand.
 SLOW_CHUNKS = Q(job__validation_mode="deep", job__mode=Mode.LIVE)
+
+
+def is_slow(job: Job) -> bool:
+    return job.validation_mode == "deep" and job.mode == Mode.LIVE
 
 
 def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:

@@ -105,11 +105,11 @@ def verifications_charged(
     reply there, so a charged request always has its replay and a replay is never charged.
     A test key (`live=False`) gets the sandbox's answers: no credit, no cache, no DNS.
     """
+    mode = mode_require(mode, sandbox=not live)
     if not live:
         with _sandboxed(emails, mode, started) as results:
             yield results
         return
-    mode = mode_require(mode)
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
     credits_require(account=account, amount=len(distinct))
