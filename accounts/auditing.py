@@ -3,13 +3,13 @@ views, the admin and the sign-in signals. What is recorded and how long: docs/po
 
 from __future__ import annotations
 
-from ipaddress import ip_address
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
 
 from accounts.models import Account, ApiKey, AuditEvent, Membership
+from lib.client_address import client_address
 
 Event = AuditEvent.Action
 
@@ -31,12 +31,7 @@ def audit(
 
 
 def client_ip(request: Any) -> str | None:
-    # REMOTE_ADDR, never X-Forwarded-For: a client can write any forwarded header it likes.
-    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
-    try:
-        return str(ip_address(address))
-    except ValueError:
-        return None
+    return client_address(request) or None
 
 
 def _signed_in(request: Any) -> Any:

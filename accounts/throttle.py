@@ -13,6 +13,7 @@ import time
 from django.http import HttpRequest
 
 from accounts.models import LoginWindow
+from lib.client_address import client_address
 from lib.tokens import sha256_hex
 
 MAX_ATTEMPTS = 5
@@ -38,11 +39,6 @@ def address_allowed(scope: str, request: HttpRequest | None) -> bool:
     """Count one `scope` attempt from the request's client address (PER_ADDRESS)."""
     limit, window = PER_ADDRESS[scope]
     return attempt_allowed(scope=f"{scope}-ip", key=client_address(request), limit=limit, window_seconds=window)
-
-
-def client_address(request: HttpRequest | None) -> str:
-    # REMOTE_ADDR, not X-Forwarded-For: a client can write any forwarded header it likes.
-    return request.META.get("REMOTE_ADDR", "") if request else ""
 
 
 def _pair(username: str, request: HttpRequest | None) -> str:

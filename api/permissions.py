@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from accounts.permissions import key_refusal
 from api.authentication import ApiClient
 from api.exceptions import ApiError
+from lib.client_address import client_address
 
 # OPTIONS describes an endpoint and changes nothing: any valid key may ask.
 _DESCRIBES = {"OPTIONS"}
@@ -31,7 +32,7 @@ class KeyPermitted(BasePermission):
         action = view.permission.get("GET" if method == "HEAD" else method)
         if action is None:
             raise AssertionError(f"{type(view).__name__}.permission has no rule for {method}")
-        refusal = key_refusal(client.key, action, address=request.META.get("REMOTE_ADDR", ""), now=timezone.now())
+        refusal = key_refusal(client.key, action, address=client_address(request), now=timezone.now())
         if refusal is not None:
             raise ApiError(403, "key_not_permitted", refusal)
         return True

@@ -14,6 +14,7 @@ from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import envbool, envfloat, envint, envlist, envstr
+from lib.client_address import trusted_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -153,6 +154,11 @@ SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if envbool("BEHIND_TLS_PROXY", False) else None
+# Peers whose X-Forwarded-For is believed (addresses or CIDRs): lib/client_address.py.
+try:
+    TRUSTED_PROXIES = trusted_networks(envlist("TRUSTED_PROXIES"))
+except ValueError as error:
+    raise ImproperlyConfigured(f"TRUSTED_PROXIES must list addresses or CIDRs: {error}") from None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
