@@ -15,6 +15,10 @@ from lib.tokens import random_base62, sha256_hex
 
 API_KEY_PREFIX = "ev_live_"
 TEST_KEY_PREFIX = "ev_test_"
+# Publishable keys (docs/widget.md): safe in a web page's source, verify only, from allowed origins.
+PUBLISHABLE_PREFIXES = {"live": "ev_pub_live_", "test": "ev_pub_test_"}
+# How much of a key is kept for display: 12 characters, 16 for a publishable key (its prefix is 12).
+DISPLAY_CHARS = {"secret": 12, "publishable": 16}
 SIGNING_SECRET_PREFIX = "whsec_"
 # Keep the previous secret signing alongside the new one this long after a rotation.
 SECRET_ROTATION_OVERLAP = timedelta(hours=24)
@@ -222,6 +226,13 @@ class Invitation(models.Model):
         return bool(won)
 
 
+# What `find` loads beyond the basics: the kind, origins and spend caps every verify consults.
+_CAP_FIELDS = [
+    "kind", "allowed_origins", "daily_cap", "monthly_cap", "spend_day", "spent_day", "spend_month", "spent_month"
+]  # fmt: skip
+_CAP_COLUMNS = ", ".join(f"k.{field}" for field in _CAP_FIELDS)
+
+
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -237,7 +248,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         columns the API reads; any other field loads on first access, as with `.only()`.
         """
         row = sql.fetch_one(
-            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.mode,"
+            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.mode, {_CAP_COLUMNS},"
             f" a.id, a.credit_balance, p.id, p.code, p.allows_bulk, p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
             f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
@@ -249,7 +260,8 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         if row is None:
             return None
         key_id, last_used_at, scope, expires_at, allowed_ips, role, mode = row[:7]
-        account_id, balance, plan_id, code, allows_bulk, rate = row[7:]
+        spending = list(row[7:15])
+        account_id, balance, plan_id, code, allows_bulk, rate = row[15:]
         db = self.db
         plan = Plan.from_db(
             db, ["id", "code", "allows_bulk", "requests_per_second"], [plan_id, code, allows_bulk, rate]
@@ -258,9 +270,10 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         key = ApiKey.from_db(
             db,
             # from_db takes the values in the model's field order
-            ["id", "account_id", "scope", "expires_at", "allowed_ips", "mode", "last_used_at", "revoked_at"],
+            ["id", "account_id", "scope", "expires_at", "allowed_ips", "mode", "last_used_at", "revoked_at"]
+            + _CAP_FIELDS,
             [key_id, account_id, scope, expires_at and sql.aware(expires_at), allowed_ips, mode]
-            + [last_used_at and sql.aware(last_used_at), None],
+            + [last_used_at and sql.aware(last_used_at), None, *spending],
         )
         account.plan, key.account, key.creator_role = plan, account, role
         return key
@@ -272,6 +285,10 @@ class ApiKey(models.Model):
         VERIFY = "verify", "Verify: single and bulk verification only"
         READ = "read", "Read: GET requests only"
 
+    class Kind(models.TextChoices):
+        SECRET = "secret", "Secret: for servers"
+        PUBLISHABLE = "publishable", "Publishable: for web pages (single verify from allowed origins)"
+
     account = models.ForeignKey(Account, models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, default="Default")
     scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.FULL)
@@ -281,12 +298,26 @@ class ApiKey(models.Model):
     )
     # The key belongs to the account; who made it decides how long it works (a removed member's stop).
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
-    prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
+    prefix = models.CharField(
+        max_length=16, help_text="First characters (12; 16 publishable), for recognising the key."
+    )
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, db_default=Mode.LIVE, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    kind = models.CharField(max_length=11, choices=Kind.choices, default=Kind.SECRET, db_default=Kind.SECRET)
+    allowed_origins = models.TextField(
+        blank=True, help_text="Publishable keys: the web origins that may use it, one a line (accounts/origins.py)."
+    )
+    # Spend caps (accounts/spend_caps.py): credits a key may spend per UTC day and calendar month.
+    daily_cap = models.PositiveIntegerField(null=True, blank=True, help_text="Credits a UTC day; empty: no cap.")
+    monthly_cap = models.PositiveIntegerField(null=True, blank=True, help_text="Credits a month; empty: no cap.")
+    # What it spent in its latest day and month: the day as days since 1970, the month as year*12+month-1.
+    spend_day = models.IntegerField(default=0, editable=False)
+    spent_day = models.PositiveIntegerField(default=0, editable=False)
+    spend_month = models.IntegerField(default=0, editable=False)
+    spent_month = models.PositiveIntegerField(default=0, editable=False)
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -301,16 +332,25 @@ class ApiKey(models.Model):
 
     @classmethod
     def issue(
-        cls, *, account: Account, name: str = "Default", created_by: Any = None, mode: str = Mode.LIVE, **limits: Any
+        cls,
+        *,
+        account: Account,
+        name: str = "Default",
+        created_by: Any = None,
+        mode: str = Mode.LIVE,
+        kind: str = Kind.SECRET,
+        **limits: Any,
     ) -> tuple[ApiKey, str]:
         """Create a key (by its account's owner unless `created_by` says who; `limits`: scope,
-        expires_at, allowed_ips); the raw key is returned here and never stored or shown again."""
-        raw = (TEST_KEY_PREFIX if mode == Mode.TEST else API_KEY_PREFIX) + random_base62(32)
+        expires_at, allowed_ips, allowed_origins, daily_cap, monthly_cap); the raw key is returned
+        here and never stored or shown again."""
+        raw = _key_prefix(kind, mode) + random_base62(32)
         creator_id = created_by.pk if created_by is not None else account.owner_id
         key = cls.objects.create(
             account=account,
             name=name,
-            prefix=raw[:12],
+            kind=kind,
+            prefix=raw[: DISPLAY_CHARS[kind]],
             key_hash=sha256_hex(raw),
             created_by_id=creator_id,
             mode=mode,
@@ -339,6 +379,13 @@ class ApiKey(models.Model):
         return self.mode == Mode.LIVE
 
     @property
+    def is_publishable(self) -> bool:
+        return self.kind == ApiKey.Kind.PUBLISHABLE
+
+    def origin_list(self) -> list[str]:
+        return [line.strip() for line in self.allowed_origins.splitlines() if line.strip()]
+
+    @property
     def is_active(self) -> bool:
         return self.revoked_at is None
 
@@ -352,6 +399,12 @@ class ApiKey(models.Model):
             return  # fresh enough: spare the hot path a write
         stale = models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
         ApiKey.objects.filter(stale, pk=self.pk).update(last_used_at=now)
+
+
+def _key_prefix(kind: str, mode: str) -> str:
+    if kind == ApiKey.Kind.PUBLISHABLE:
+        return PUBLISHABLE_PREFIXES[mode]
+    return TEST_KEY_PREFIX if mode == Mode.TEST else API_KEY_PREFIX
 
 
 class RateWindowQuerySet(models.QuerySet["RateWindow"]):
@@ -438,6 +491,7 @@ class AuditEvent(models.Model):
         SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
         KEY_CREATED = "key_created", "API key created"
         KEY_REVOKED = "key_revoked", "API key revoked"
+        KEY_CHANGED = "key_changed", "API key changed"
         SECRET_ROTATED = "secret_rotated", "Signing secret rotated"
         MEMBER_INVITED = "member_invited", "Member invited"
         MEMBER_JOINED = "member_joined", "Member joined"
@@ -453,7 +507,7 @@ class AuditEvent(models.Model):
     # Who: a person (kept by email too, should the user go) or an API key (by its prefix).
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     actor_email = models.CharField(max_length=254, blank=True)
-    key_prefix = models.CharField(max_length=12, blank=True)
+    key_prefix = models.CharField(max_length=16, blank=True)
     ip = models.GenericIPAddressField(null=True, blank=True)
     detail = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -50,7 +50,7 @@ class AccountAPIView(APIView):
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
         client = getattr(request, "_user", None)  # not request.user: that would authenticate again
-        if isinstance(client, ApiClient):
+        if isinstance(client, ApiClient) and not client.key.is_publishable:  # a web page sees no balance
             response["X-Credits-Remaining"] = str(client.account.credit_balance)
         limit = rate_limit_of(request)
         if limit is not None:

@@ -54,6 +54,7 @@ MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
     "lib.middleware.ObserveMiddleware",
     "api.middleware.NulPathMiddleware",
+    "api.cors.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -269,10 +270,13 @@ STORAGES = {
 API_MAX_JSON_BODY_BYTES = 16 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# Verifications a publishable key answers per end-user address an hour (docs/widget.md).
+PUBLISHABLE_PER_IP_PER_HOUR = envint("PUBLISHABLE_PER_IP_PER_HOUR", 30, minimum=1)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "api.permissions.KeyPermitted"],
-    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle", "api.throttling.PublishableAddressThrottle"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["lib.jsonbody.UTF8JSONRenderer"],
     "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",

@@ -58,6 +58,7 @@ def _verify_schema(
 
 class VerifyApi(AccountAPIView):
     permission = {"POST": Action.VERIFY}
+    publishable_keys = True  # the one endpoint a publishable key may call (api/permissions.py)
 
     @_verify_schema(
         "verify",
@@ -116,7 +117,9 @@ def _verified(view: AccountAPIView, request: Request, emails: list[str], mode: s
     )
     if claim.replay is not None:
         return claim.replay
-    charged = verifications_charged(account=account, emails=emails, mode=mode, live=key.is_live, started=started)
+    charged = verifications_charged(
+        account=account, emails=emails, mode=mode, live=key.is_live, started=started, key=key
+    )
     with claim, charged as results:
         body = render_json(shape([result.to_dict() for result in results]))
         claim.complete(status=200, body=body, headers={"Content-Type": JSON_CONTENT_TYPE})
