@@ -137,14 +137,45 @@ class ApiKeyForm(forms.Form):
                 raise ValidationError(f"“{line}” is not an IP address or a network such as 203.0.113.0/24.") from None
         return "\n".join(networks)
 
+    kind = forms.ChoiceField(
+        label="Type",
+        choices=ApiKey.Kind.choices,
+        initial=ApiKey.Kind.SECRET,
+        required=False,
+        help_text="Publishable keys go in web pages (the form widget): verify only, from the origins below.",
+    )
+    allowed_origins = forms.CharField(
+        label="Allowed origins",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "https://shop.example.com"}),
+        help_text="Publishable keys: the sites that may use it, one a line; https://*.example.com for any one "
+        "subdomain.",
+    )
+    daily_cap = forms.IntegerField(
+        label="Daily cap",
+        required=False,
+        min_value=0,
+        help_text="Credits a UTC day (publishable keys: 1,000 unless set).",
+    )
+    monthly_cap = forms.IntegerField(label="Monthly cap", required=False, min_value=0, help_text="Credits a month.")
+
+    def clean_kind(self) -> str:
+        return str(self.cleaned_data.get("kind") or ApiKey.Kind.SECRET)
+
     def limits(self) -> dict[str, Any]:
-        """The key's scope, expiry and allow-list, as `ApiKey.issue` takes them."""
+        """The key's scope, expiry, allow-list, origins and caps, as `accounts.keys.key_create` takes them."""
         day = self.cleaned_data["expires_on"]
         expires_at = datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+        caps = {name: self.cleaned_data[name] for name in ("daily_cap", "monthly_cap")}
+        if self.cleaned_data["kind"] == ApiKey.Kind.PUBLISHABLE and caps["daily_cap"] is None:
+            del caps["daily_cap"]  # the publishable default
         return {
-            "scope": self.cleaned_data["scope"],
+            "kind": self.cleaned_data["kind"],
+            "scope": self.cleaned_data["scope"] if self.cleaned_data["kind"] == ApiKey.Kind.SECRET else None,
             "expires_at": expires_at,
             "allowed_ips": self.cleaned_data["allowed_ips"],
+            "allowed_origins": self.cleaned_data["allowed_origins"].split(),
+            "caps": caps,
         }
 
 

@@ -11,11 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils import timezone
-
 from accounts.models import Account, ApiKey, Mode
 from accounts.origins import origins_normalised
-from accounts.spend_caps import spent_this_month, spent_today
 from lib.errors import DomainError
 
 PUBLISHABLE_DAILY_CAP = 1000
@@ -98,7 +95,6 @@ def key_change(*, key: ApiKey, change: KeyChange) -> list[str]:
 
 def key_describe(key: ApiKey) -> dict[str, Any]:
     """The key object of the keys API (docs/keys.md): never the key itself."""
-    now = timezone.now()
     return {
         "id": key.pk,
         "kind": key.kind,
@@ -109,8 +105,8 @@ def key_describe(key: ApiKey) -> dict[str, Any]:
         "allowed_origins": key.origin_list(),
         "daily_cap": key.daily_cap,
         "monthly_cap": key.monthly_cap,
-        "spent_today": spent_today(key, now),
-        "spent_this_month": spent_this_month(key, now),
+        "spent_today": key.spent_today,
+        "spent_this_month": key.spent_this_month,
         "created_at": key.created_at,
         "last_used_at": key.last_used_at,
         "expires_at": key.expires_at,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Any
 
@@ -382,6 +382,15 @@ class ApiKey(models.Model):
     def is_publishable(self) -> bool:
         return self.kind == ApiKey.Kind.PUBLISHABLE
 
+    @property
+    def spent_today(self) -> int:
+        """Credits counted against the daily cap in the current UTC day (accounts/spend_caps.py)."""
+        return self.spent_day if self.spend_day == spend_period(timezone.now())[0] else 0
+
+    @property
+    def spent_this_month(self) -> int:
+        return self.spent_month if self.spend_month == spend_period(timezone.now())[1] else 0
+
     def origin_list(self) -> list[str]:
         return [line.strip() for line in self.allowed_origins.splitlines() if line.strip()]
 
@@ -399,6 +408,13 @@ class ApiKey(models.Model):
             return  # fresh enough: spare the hot path a write
         stale = models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
         ApiKey.objects.filter(stale, pk=self.pk).update(last_used_at=now)
+
+
+def spend_period(now: datetime) -> tuple[int, int]:
+    """The UTC day and calendar month of `now` as a key's row stores them: days since 1970, and
+    year * 12 + month - 1."""
+    today = now.astimezone(UTC).date()
+    return (today - date(1970, 1, 1)).days, today.year * 12 + today.month - 1
 
 
 def _key_prefix(kind: str, mode: str) -> str:

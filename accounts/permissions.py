@@ -108,6 +108,7 @@ OUTSIDE_ACCOUNTS: dict[str, str] = {
         ["password_reset", "password_reset_done", "password_reset_confirm", "password_reset_complete"], "anyone"
     ),
     "api-not-found": "anyone (answers 404 not_found)",
+    **dict.fromkeys(["widget", "widget-versioned"], "anyone: the form widget's script, for any site"),
     "job-result-download": "whoever holds the signed, expiring link",
     "signup-confirm": "whoever holds the signed link mailed at sign-up (7 days; grants the credits once)",
     "invitation": "whoever holds the signed link (7 days, once); joining needs the invited address's login",

@@ -10,16 +10,11 @@ A new day or month starts its count again at zero. A refused charge changes noth
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
-
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from accounts.models import ApiKey
+from accounts.models import ApiKey, spend_period
 from lib.errors import DomainError
-
-_EPOCH = date(1970, 1, 1)
 
 
 class KeySpendCapReached(DomainError):
@@ -27,33 +22,11 @@ class KeySpendCapReached(DomainError):
     message = "This API key has reached its spend cap; the account's other keys are not affected."
 
 
-@dataclass(frozen=True, slots=True)
-class Period:
-    """A UTC day and a calendar month, as numbers the key's row stores."""
-
-    day: int
-    month: int
-
-    @classmethod
-    def of(cls, now: datetime) -> Period:
-        today = now.astimezone(UTC).date()
-        return cls(day=(today - _EPOCH).days, month=today.year * 12 + today.month - 1)
-
-
-def spent_today(key: ApiKey, now: datetime | None = None) -> int:
-    return key.spent_day if key.spend_day == Period.of(now or timezone.now()).day else 0
-
-
-def spent_this_month(key: ApiKey, now: datetime | None = None) -> int:
-    return key.spent_month if key.spend_month == Period.of(now or timezone.now()).month else 0
-
-
 def cap_require(*, key: ApiKey, amount: int) -> None:
     """Refuse early, before any work, when the key's caps cannot take `amount` more (as it was loaded;
     `cap_spend` stays the guarantee)."""
-    now = timezone.now()
-    over_day = key.daily_cap is not None and spent_today(key, now) + amount > key.daily_cap
-    over_month = key.monthly_cap is not None and spent_this_month(key, now) + amount > key.monthly_cap
+    over_day = key.daily_cap is not None and key.spent_today + amount > key.daily_cap
+    over_month = key.monthly_cap is not None and key.spent_this_month + amount > key.monthly_cap
     if over_day or over_month:
         raise KeySpendCapReached(_refusal(key, over_day))
 
@@ -63,21 +36,21 @@ def cap_spend(*, key: ApiKey, amount: int) -> None:
     Call it inside the transaction that charges the credits, so both stand or neither."""
     if amount <= 0:
         return
-    period = Period.of(timezone.now())
-    day_so_far = Case(When(spend_day=period.day, then=F("spent_day")), default=Value(0))
-    month_so_far = Case(When(spend_month=period.month, then=F("spent_month")), default=Value(0))
+    day, month = spend_period(timezone.now())
+    day_so_far = Case(When(spend_day=day, then=F("spent_day")), default=Value(0))
+    month_so_far = Case(When(spend_month=month, then=F("spent_month")), default=Value(0))
     fits = (Q(daily_cap__isnull=True) | Q(daily_cap__gte=day_so_far + amount)) & (
         Q(monthly_cap__isnull=True) | Q(monthly_cap__gte=month_so_far + amount)
     )
     counted = ApiKey.objects.filter(fits, pk=key.pk).update(
         spent_day=day_so_far + amount,
-        spend_day=period.day,
+        spend_day=day,
         spent_month=month_so_far + amount,
-        spend_month=period.month,
+        spend_month=month,
     )
     if not counted:
         key.refresh_from_db(fields=["daily_cap", "monthly_cap", "spend_day", "spent_day", "spend_month", "spent_month"])
-        raise KeySpendCapReached(_refusal(key, key.daily_cap is not None and spent_today(key) + amount > key.daily_cap))
+        raise KeySpendCapReached(_refusal(key, key.daily_cap is not None and key.spent_today + amount > key.daily_cap))
 
 
 def _refusal(key: ApiKey, daily: bool) -> str:

@@ -31,6 +31,7 @@ from accounts.forms import (
     SwitchAccountForm,
     ThrottledPasswordResetForm,
 )
+from accounts.keys import key_create
 from accounts.models import (
     SECRET_ROTATION_OVERLAP,
     Account,
@@ -54,6 +55,8 @@ from accounts.services import (
     member_role_change,
 )
 from accounts.two_factor import has_two_factor
+from lib.errors import DomainError
+from lib.widget import snippet
 
 Event = AuditEvent.Action
 AUDIT_EVENTS_PER_PAGE = 50
@@ -246,25 +249,35 @@ def keys(request: HttpRequest, account: Account) -> HttpResponse:
     if request.method == "POST" and full and (stale := reask_needed(request)) is not None:
         messages.info(request, "A full key needs your password again; then create it once more.")
         return stale
-    if request.method == "POST" and form.is_valid():
-        # Rendered in this response only: the raw key is never stored, so it cannot be shown again.
-        key, raw = ApiKey.issue(
-            account=account,
-            name=form.cleaned_data["name"],
-            created_by=request.user,
-            mode=form.cleaned_data["mode"],
-            **form.limits(),
-        )
-        new_key = {"key": key, "raw": raw}
-        audit(request, account, Event.KEY_CREATED, f"{key.prefix}… “{key.name}”, scope {key.scope}")
+    if request.method == "POST" and form.is_valid() and (new_key := _key_made(request, account, form)):
         form = ApiKeyForm()
     context = {
         "account": account,
         "form": form,
         "keys": account.api_keys.select_related("created_by"),
         "new_key": new_key,
+        "per_ip": settings.PUBLISHABLE_PER_IP_PER_HOUR,
     }
     return render(request, "accounts/keys.html", context)
+
+
+def _key_made(request: HttpRequest, account: Account, form: ApiKeyForm) -> dict[str, Any] | None:
+    """Make the form's key (rendered in this response only: the raw key is never stored), or put
+    the refusal on the form."""
+    limits = form.limits()
+    if limits["kind"] == ApiKey.Kind.PUBLISHABLE and not role_may(_me(request).role, Action.KEYS_ADMIN):
+        form.add_error("kind", "Only an owner or admin may make a publishable key.")
+        return None
+    try:
+        key, raw = key_create(
+            account=account, name=form.cleaned_data["name"], created_by=request.user,
+            mode=form.cleaned_data["mode"], **limits,
+        )  # fmt: skip
+    except DomainError as error:
+        form.add_error(error.param if error.param in form.fields else None, error.message)
+        return None
+    audit(request, account, Event.KEY_CREATED, f"{key.prefix}… “{key.name}”, {key.kind}, scope {key.scope}")
+    return {"key": key, "raw": raw, "snippet": snippet(request, raw) if key.is_publishable else ""}
 
 
 @account_required(Action.KEYS)

@@ -60,7 +60,9 @@ def test_a_request_without_origin_is_refused(page: Persona) -> None:
     assert refusal(page.verify("jane@good.com")) == (403, "key_not_permitted")
 
 
-@pytest.mark.parametrize(("method", "path"), [("post", "/v1/verify/batch"), ("get", "/v1/account"), ("get", "/v1/jobs")])
+@pytest.mark.parametrize(
+    ("method", "path"), [("post", "/v1/verify/batch"), ("get", "/v1/account"), ("get", "/v1/jobs")]
+)
 def test_a_publishable_key_does_nothing_but_verify_one_address(page: Persona, method: str, path: str) -> None:
     headers = page.auth({"Origin": SHOP})
     if method == "post":
