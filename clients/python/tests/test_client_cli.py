@@ -102,3 +102,21 @@ def test_an_api_error_is_one_line_on_stderr_and_exit_status_1(service: LiveServi
 def test_a_missing_file_is_a_usage_error(service: LiveService) -> None:
     done = run(service, "batch", "/nonexistent/list.txt")
     assert done.returncode == 2 and "error:" in done.stderr
+
+
+def test_keys_are_made_listed_capped_and_revoked_from_the_command_line(service: LiveService) -> None:
+    made = run(
+        service, "keys", "create", "--publishable", "--name", "Shop", "--origin", "https://shop.example.com",
+        key="api_key",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    key = json.loads(made.stdout)
+    assert key["key"].startswith("ev_pub_live_") and key["daily_cap"] == 1000
+    changed = run(
+        service, "keys", "update", str(key["id"]), "--daily-cap", "none", "--monthly-cap", "50", key="api_key"
+    )
+    assert (json.loads(changed.stdout)["daily_cap"], json.loads(changed.stdout)["monthly_cap"]) == (None, 50)
+    listed = json.loads(run(service, "keys", "list", key="api_key").stdout)
+    assert key["id"] in [each["id"] for each in listed] and all("key" not in each for each in listed)
+    assert run(service, "keys", "revoke", str(key["id"]), key="api_key").returncode == 0
+    assert key["id"] not in [each["id"] for each in json.loads(run(service, "keys", "list", key="api_key").stdout)]
