@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from accounts.keys import key_create
-from tests.conftest import Persona
+from tests.conftest import Persona, make_persona
+from tests.support.db import committed_db
 
 SHOP = "https://shop.example.com"
 
@@ -124,3 +126,15 @@ def test_one_end_user_address_is_stopped_after_the_hourly_allowance(page: Person
 def test_a_publishable_key_refuses_deep_while_deep_mode_is_off(page: Persona) -> None:
     response = page.post_json("/v1/verify", {"email": "a@good.com", "validation_mode": "deep"}, Origin=SHOP)
     assert refusal(response) == (400, "deep_mode_disabled")
+
+
+@pytest.mark.e2e  # a thousand HTTP requests: seconds, so not in the default suite
+@committed_db
+def test_a_bot_sending_a_thousand_verifications_from_one_address_costs_the_hourly_allowance(live_server: Any) -> None:
+    owner = make_persona(plan_code="enterprise", credits=1000)  # 200 a second: the per-address limit binds first
+    key = key_create(account=owner.account, created_by=owner.account.owner, kind="publishable", allowed_origins=[SHOP])
+    headers = {"Authorization": f"Bearer {key[1]}", "Origin": SHOP}
+    with httpx.Client(base_url=live_server.url, headers=headers) as bot:
+        statuses = [bot.post("/v1/verify", json={"email": f"bot{n}@good.com"}).status_code for n in range(1000)]
+    assert (statuses.count(200), statuses.count(429)) == (30, 970)  # PUBLISHABLE_PER_IP_PER_HOUR's default
+    assert balance(owner) == 1000 - 30
