@@ -95,8 +95,9 @@ def error_responses(*statuses: int, described: dict[int, str] | None = None) -> 
 _DESCRIPTIONS = {
     400: "invalid_request, deep_mode_disabled, invalid_file or invalid_callback_url",
     401: "authentication_required or invalid_api_key (with WWW-Authenticate: Bearer)",
-    402: "insufficient_credits",
-    403: "key_not_permitted: the key's scope, expiry or IP allow-list (or its creator's role) rules this out",
+    402: "insufficient_credits, or key_spend_cap_reached: the key's daily or monthly spend cap",
+    403: "key_not_permitted: the key's scope, expiry or IP allow-list (or its creator's role) rules this out; "
+    "a publishable key may only POST /v1/verify, from one of its allowed origins",
     404: "not_found",
     406: "not_acceptable: the Accept header rules out application/json",
     409: "idempotency_key_in_use",

@@ -31,7 +31,8 @@ VERIFY_ERRORS = {
 BATCH_ERRORS = VERIFY_ERRORS | {
     400: f"invalid_request (param `emails`: missing, not a list, empty or over {MAX_BATCH}; an item not a string "
     "or over 1,000 characters; malformed JSON, a bad Idempotency-Key) or deep_mode_disabled",
-    402: "insufficient_credits: the balance cannot pay for every distinct address of the batch; nothing is charged",
+    402: "insufficient_credits: the balance cannot pay for every distinct address of the batch, or "
+    "key_spend_cap_reached: the key's cap cannot; nothing is charged",
     413: "request_too_large: a JSON body over 1 MB",
 }
 
