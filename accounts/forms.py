@@ -258,3 +258,30 @@ class ThrottledPasswordResetForm(SiteUrlPasswordResetForm):
         if not (per_address and attempt_allowed(scope="password-reset", key=email, limit=limit, window_seconds=window)):
             raise ValidationError("Too many reset requests: wait an hour, or look for the mail we sent.")
         return email
+
+
+class KeyLimitsForm(forms.Form):
+    """A key's name, spend caps and (publishable keys) allowed origins, changed on the keys page."""
+
+    name = forms.CharField(label="Key name", max_length=100)
+    daily_cap = forms.IntegerField(label="Daily cap", required=False, min_value=0, help_text="Credits a UTC day.")
+    monthly_cap = forms.IntegerField(label="Monthly cap", required=False, min_value=0, help_text="Credits a month.")
+    allowed_origins = forms.CharField(
+        label="Allowed origins",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="The sites that may use this publishable key, one a line.",
+    )
+
+    def __init__(self, data: Any = None, *, key: ApiKey) -> None:
+        initial = {"name": key.name, "daily_cap": key.daily_cap, "monthly_cap": key.monthly_cap}
+        super().__init__(data, initial=initial | {"allowed_origins": "\n".join(key.origin_list())})
+        if not key.is_publishable:
+            del self.fields["allowed_origins"]
+
+    def changes(self) -> dict[str, Any]:
+        """As `accounts.keys.KeyChange` takes them."""
+        values = dict(self.cleaned_data)
+        if "allowed_origins" in values:
+            values["allowed_origins"] = values["allowed_origins"].split()
+        return values

@@ -113,6 +113,12 @@ def key_describe(key: ApiKey) -> dict[str, Any]:
     }
 
 
+def created_summary(key: ApiKey) -> str:
+    """For the audit log: the key made, its scope, and its kind when it is not a secret key."""
+    kind = ", publishable" if key.is_publishable else ""
+    return f"{key.prefix}… “{key.name}”, scope {key.scope}{kind}"
+
+
 def change_summary(key: ApiKey, changed: list[str]) -> str:
     """For the audit log: the key and what each changed field is now."""
     parts = [f"{name} {_shown(getattr(key, name))}" for name in changed]

@@ -44,6 +44,7 @@ urlpatterns = [
     path("settings/audit", views.audit_log, name="audit"),
     path("keys", views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
+    path("keys/<int:key_id>/edit", views.key_edit, name="key-edit"),
     path("settings/signing-secret", views.signing_secret, name="signing-secret"),
     path("settings/signing-secret/rotate", views.signing_secret_rotate, name="signing-secret-rotate"),
 ]

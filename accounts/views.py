@@ -25,13 +25,14 @@ from accounts.decorators import ACCOUNT_SESSION_KEY, account_required
 from accounts.forms import (
     ApiKeyForm,
     InviteForm,
+    KeyLimitsForm,
     LoginForm,
     NewMemberForm,
     RoleForm,
     SwitchAccountForm,
     ThrottledPasswordResetForm,
 )
-from accounts.keys import key_create
+from accounts.keys import KeyChange, change_summary, created_summary, key_change, key_create
 from accounts.models import (
     SECRET_ROTATION_OVERLAP,
     Account,
@@ -276,8 +277,29 @@ def _key_made(request: HttpRequest, account: Account, form: ApiKeyForm) -> dict[
     except DomainError as error:
         form.add_error(error.param if error.param in form.fields else None, error.message)
         return None
-    audit(request, account, Event.KEY_CREATED, f"{key.prefix}… “{key.name}”, {key.kind}, scope {key.scope}")
+    audit(request, account, Event.KEY_CREATED, created_summary(key))
     return {"key": key, "raw": raw, "snippet": snippet(request, raw) if key.is_publishable else ""}
+
+
+@account_required(Action.KEYS)
+@require_http_methods(["GET", "POST"])
+def key_edit(request: HttpRequest, account: Account, key_id: int) -> HttpResponse:
+    """A key's name, spend caps and (a publishable key's, for an owner or admin) allowed origins."""
+    key = get_object_or_404(account.api_keys.active(), pk=key_id)
+    if key.is_publishable and not role_may(_me(request).role, Action.KEYS_ADMIN):
+        raise Http404("Only an owner or admin may change a publishable key.")
+    form = KeyLimitsForm(request.POST or None, key=key)
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = key_change(key=key, change=KeyChange(**form.changes()))
+        except DomainError as error:
+            form.add_error(error.param if error.param in form.fields else None, error.message)
+        else:
+            if changed:
+                audit(request, account, Event.KEY_CHANGED, change_summary(key, changed))
+            messages.success(request, f"The key “{key.name}” is saved.")
+            return redirect("keys")
+    return render(request, "accounts/key_edit.html", {"account": account, "key": key, "form": form})
 
 
 @account_required(Action.KEYS)

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.auditing import audit
-from accounts.keys import KeyChange, change_summary, key_change, key_create, key_describe
+from accounts.keys import KeyChange, change_summary, created_summary, key_change, key_create, key_describe
 from accounts.models import ApiKey, AuditEvent, Mode
 from accounts.permissions import Action
 from api.exceptions import ApiError
@@ -120,7 +120,7 @@ class KeyListApi(KeysAPIView):
             allowed_origins=_origins(body),
             caps={name: body[name] for name in ("daily_cap", "monthly_cap") if name in body},
         )
-        audit(request, self.account, Event.KEY_CREATED, f"{key.prefix}… “{key.name}”, {key.kind}", key=self.key)
+        audit(request, self.account, Event.KEY_CREATED, created_summary(key), key=self.key)
         return Response(KeySerializer(key_describe(key)).data | {"key": raw}, status=201)
 
 

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.keys import key_create
+from accounts.keys import created_summary, key_create
 from accounts.models import Account, ApiKey, AuditEvent, Mode
 from accounts.permissions import Action
 from lib.errors import DomainError
@@ -68,6 +68,6 @@ def _demo_key(request: HttpRequest, account: Account, origin: str) -> str:
     except DomainError as error:
         messages.error(request, error.message)
         return ""
-    audit(request, account, AuditEvent.Action.KEY_CREATED, f"{made.prefix}… “{made.name}”, publishable")
+    audit(request, account, AuditEvent.Action.KEY_CREATED, created_summary(made))
     messages.success(request, "A test publishable key for this page was made: it answers from the sandbox, free.")
     return raw

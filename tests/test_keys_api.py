@@ -132,3 +132,24 @@ def test_a_test_key_cannot_manage_keys(owner: Persona) -> None:
     response = sandboxed(owner).post_json("/v1/keys", {"mode": Mode.LIVE})
     assert error(response)[:2] == (403, "key_not_permitted")
     assert owner.account.api_keys.count() == 2
+
+
+def test_a_publishable_keys_origins_are_replaced_and_take_effect_at_once(owner: Persona) -> None:
+    made = owner.post_json("/v1/keys", {"kind": "publishable", "allowed_origins": ["https://old.example.com"]}).json()
+    response = patch(owner, f"/v1/keys/{made['id']}", {"allowed_origins": ["https://new.example.com"]})
+    assert response.json()["allowed_origins"] == ["https://new.example.com"]
+    page = {"Authorization": f"Bearer {made['key']}"}
+    verify = {"path": "/v1/verify", "data": {"email": "a@good.com"}, "content_type": "application/json"}
+    assert owner.client.post(**verify, headers={**page, "Origin": "https://old.example.com"}).status_code == 403
+    assert owner.client.post(**verify, headers={**page, "Origin": "https://new.example.com"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("kind", "origins"), [("publishable", []), ("publishable", ["not an origin"]), ("secret", ["https://a.com"])]
+)
+def test_origins_a_key_cannot_have_are_400_and_change_nothing(owner: Persona, kind: str, origins: list[str]) -> None:
+    body = {"kind": kind, "allowed_origins": ["https://a.com"]} if kind == "publishable" else {}
+    made = owner.post_json("/v1/keys", body).json()
+    response = patch(owner, f"/v1/keys/{made['id']}", {"allowed_origins": origins})
+    assert error(response) == (400, "invalid_request", "allowed_origins")
+    assert ApiKey.objects.get(pk=made["id"]).allowed_origins == ("https://a.com" if kind == "publishable" else "")

@@ -18,15 +18,7 @@ from accounts.models import Account
 from tests.support.customer_site import CustomerSite, SilentServer
 from tests.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
 from tests.test_browser import page as page  # the fixture: Chromium, its CSP watch
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists() and not IN_CI,
-        reason=f"{CHROMIUM} is missing (apt-get install chromium); set CI=true to make this a failure",
-    ),
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
-]
+from tests.test_browser import pytestmark as pytestmark  # its marks: browser, Chromium present, committed data
 
 if CHROMIUM.exists() or IN_CI:
     from axe_playwright_python.sync_playwright import Axe
