@@ -176,6 +176,31 @@ def test_the_keys_page_makes_a_publishable_key_and_its_snippet(page: Page, accou
         page.locator("section.card-success").screenshot(path=str(KEYS_IMAGE))
 
 
+def test_the_snippet_from_the_keys_page_works_pasted_into_a_customer_page(page: Page, account: Account) -> None:
+    """The path a new customer takes: the keys page, a publishable key for their site, its snippet
+    (the versioned script, pinned by Subresource Integrity) pasted into their own page."""
+    with CustomerSite("") as site:
+        log_in(page)
+        page.goto("/keys")
+        page.get_by_label("Key name").fill("My shop")
+        page.get_by_label("Type").select_option("publishable")
+        page.get_by_label("Allowed origins").fill(site.origin)
+        page.get_by_label("Scope").select_option("verify")
+        page.get_by_role("button", name="Create key").click()
+        snippet = page.locator("[data-widget-snippet]").input_value()
+        site.html = CUSTOMER_PAGE.replace("SNIPPET", snippet)
+        page.goto(site.origin + "/")
+        page.get_by_label("Email").fill("jane@gmial.com")
+        page.keyboard.press("Tab")
+        page.get_by_role("button", name="jane@gmail.com").click()
+        expect(page.get_by_label("Email")).to_have_value("jane@gmail.com")
+        page.get_by_role("button", name="Sign up").click()
+        expect(page).to_have_url(re.compile(r"/thanks\?email=jane%40gmail\.com$"))
+
+
+CUSTOMER_PAGE = SHOP_PAGE.split("<script", 1)[0] + "SNIPPET\n</body></html>"
+
+
 def test_the_widgets_added_latency_over_a_plain_api_call(page: Page, shop: CustomerSite) -> None:
     """Printed (-s) as the median of 3 with min and max; bounded by the debounce plus a margin."""
     page.goto(shop.origin + "/")
