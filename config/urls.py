@@ -14,7 +14,7 @@ from verification import views as verification_views
 # What ReDoc needs beyond the site's policy: its search index runs in a worker made from a blob:
 # URL, its menu shows Redocly's logo from their CDN, and two styles it injects before it can
 # nonce them (perfect-scrollbar's CSS and an empty <style>) are allowed by hash. A new ReDoc
-# (drf-spectacular-sidecar) may change them: tests/test_browser.py fails on any violation.
+# (drf-spectacular-sidecar) may change them: tests/portal/test_browser.py fails on any violation.
 REDOC_CSP = {
     "worker-src": ["blob:"],
     "img-src": ["https://cdn.redoc.ly"],

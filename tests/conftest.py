@@ -39,9 +39,9 @@ ONE_WORKER_MODULES = frozenset(
         "tests/jobs/test_deep_e2e.py",
         "tests/jobs/test_e2e_resolver.py",
         "tests/jobs/test_s3.py",
-        "tests/test_gunicorn.py",
-        "tests/test_metrics_gunicorn.py",
-        "tests/test_readme_examples.py",
+        "tests/config/test_gunicorn.py",
+        "tests/ops/test_metrics_gunicorn.py",
+        "tests/docs/test_readme_examples.py",
     }
 )
 

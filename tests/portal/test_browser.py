@@ -30,7 +30,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 JOB_PAGE_IMAGE = ROOT / "docs" / "images" / "job-page.png"
 PREVIEW_IMAGE = ROOT / "docs" / "images" / "upload-preview.png"

@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import Persona
 from verification.engine import lists
 
-CASES = Path(__file__).parent / "data" / "typo_cases.txt"
+CASES = Path(__file__).parents[1] / "data" / "typo_cases.txt"
 
 
 def load_cases() -> dict[str, list[tuple[str, str | None]]]:

@@ -1,5 +1,5 @@
 """Scoped keys on the API: scope, expiry and IP allow-list; outside them 403 key_not_permitted,
-nothing changed and nothing charged. (Every scope × endpoint: tests/test_permissions.py.)"""
+nothing changed and nothing charged. (Every scope × endpoint: tests/accounts/test_permissions.py.)"""
 
 from __future__ import annotations
 

@@ -323,7 +323,7 @@ def test_a_disallowed_host_on_a_portal_page_is_still_a_plain_400(db: None) -> No
 
 
 def test_a_chunked_body_a_server_did_not_de_chunk_is_411_in_the_error_shape() -> None:
-    """runserver passes a chunked body on unread; gunicorn's de-chunked one: tests/test_gunicorn.py."""
+    """runserver passes a chunked body on unread; gunicorn's de-chunked one: tests/config/test_gunicorn.py."""
     environ: dict[str, Any] = {}
     setup_testing_defaults(environ)
     environ.update(

@@ -27,7 +27,7 @@ def test_both_hourly_schedules_exist_after_migrate(db: None) -> None:
     assert {"verification.tasks.prune_expired", "jobs.tasks.sweep_orphan_uploads"} <= funcs
 
 
-# Deep verification's shared answers (tests/test_deep_verify.py prunes them); fast mode writes none.
+# Deep verification's shared answers (tests/verification/test_deep_verify.py prunes them); fast mode writes none.
 NO_DEEP_ANSWERS = {"CatchAllAnswer": 0, "MailboxAnswer": 0, "SmtpSessionCount": 0}
 
 

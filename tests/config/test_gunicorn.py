@@ -21,7 +21,7 @@ from bench.procs import Processes, free_port, wait_for_port
 from tests.support.dns_server import DnsServer
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """GET /metrics (README, "Operations"): only with METRICS_TOKEN, only to its bearer; counters move.
 
-In one process here; tests/test_metrics_gunicorn.py scrapes several gunicorn workers at once.
+In one process here; tests/ops/test_metrics_gunicorn.py scrapes several gunicorn workers at once.
 """
 
 from __future__ import annotations

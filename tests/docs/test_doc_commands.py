@@ -2,7 +2,7 @@
 listed here with the reason it cannot be; a new command in the docs fails the inventory until it
 is one or the other.
 
-The curl blocks (and every command beside a curl) run in tests/test_readme_examples.py; a command
+The curl blocks (and every command beside a curl) run in tests/docs/test_readme_examples.py; a command
 after a `# illustration` comment line is shown, not run, and that line says why. This module runs
 the production lines (migrate, collectstatic, gunicorn, qcluster) and keeps the inventory.
 """
@@ -24,19 +24,19 @@ import pytest
 import requests
 
 from bench.procs import free_port, stop_group, wait_for_port
+from tests.docs.test_readme_examples import ALL_EXAMPLES, SHELL_BLOCK, shell_commands
 from tests.support.dns_server import DnsServer
-from tests.test_readme_examples import ALL_EXAMPLES, SHELL_BLOCK, shell_commands
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", *sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md"))]
 # What a test copy of the project leaves out (its .venv becomes a link to the running one).
 NOT_COPIED = (".venv", ".git", "var", "media", "staticfiles", "test-artifacts", "__pycache__", "db.sqlite3*")
 
-_ACCOUNT = "tests/test_readme_examples.py::test_the_readme_account_commands_work_as_written"
-_PRODUCTION = "tests/test_doc_commands.py::test_the_production_commands_serve_and_stop"
+_ACCOUNT = "tests/docs/test_readme_examples.py::test_the_readme_account_commands_work_as_written"
+_PRODUCTION = "tests/docs/test_doc_commands.py::test_the_production_commands_serve_and_stop"
 # Each command as the docs write it (its trailing comment cut, blanks collapsed) -> the test that runs it.
 RUN_ELSEWHERE = {
-    "make run": "tests/test_port.py::test_make_run_on_another_port_prints_and_serves_links_on_it "
+    "make run": "tests/config/test_port.py::test_make_run_on_another_port_prints_and_serves_links_on_it "
     "(as `make run PORT=…`, the variant the same line documents, then SIGINT)",
     ".venv/bin/python manage.py create_account --email owner@example.com --plan starter --credits 1000 --json": (
         _ACCOUNT
@@ -53,7 +53,7 @@ _PRODUCTION_EXPORT = (
     "SECURE_SSL_REDIRECT=1 SECURE_HSTS_SECONDS=31536000 BEHIND_TLS_PROXY=1"
 )
 RUN_ELSEWHERE[".venv/bin/python -m bench.mxfarm --verdict-table --serve"] = (
-    "tests/test_doc_commands.py::test_the_deep_mode_farm_serves_until_ctrl_c"
+    "tests/docs/test_doc_commands.py::test_the_deep_mode_farm_serves_until_ctrl_c"
 )
 RUN_ELSEWHERE[_PRODUCTION_EXPORT] = _PRODUCTION + " (its settings, with this machine's database, cache and port)"
 # Each command no test runs -> why.
@@ -65,7 +65,7 @@ NOT_RUN = {
     "parallel suite cannot hold; the billing tests start the same module on a free port (tests/support/localstripe.py)",
     "STRIPE_SECRET_KEY=sk_test_local STRIPE_PUBLISHABLE_KEY=pk_test_local STRIPE_WEBHOOK_SECRET=whsec_local \\ "
     "STRIPE_API_BASE=http://127.0.0.1:8420 STRIPE_JS_URL=http://127.0.0.1:8420/js.stripe.com/v3/ make run": "the "
-    "same fixed ports; make run itself is run by tests/test_port.py, these settings by the billing tests",
+    "same fixed ports; make run itself is run by tests/config/test_port.py, these settings by the billing tests",
     "python3 -m venv venv && venv/bin/pip install ./clients/python": "builds the client into a new virtualenv, "
     "fetching setuptools from the package index; the client's suite (clients/python/tests) runs the same "
     "`verifier` command against a live service",
@@ -77,11 +77,12 @@ NOT_RUN = {
     "printf 'email\\nvalid@sandbox.example\\nfull@sandbox.example\\nrole@sandbox.example\\ngreylisted@sandbox.example"
     "\\n' > contacts.csv": "input for the client's commands above",
     "python manage.py refresh_disposable_domains disposable_email_blocklist.conf emails.txt --output /tmp/no-mc.txt": (
-        "needs the upstream lists downloaded (the block's illustration line); tests/test_disposable.py runs the "
-        "command on small files"
+        "needs the upstream lists downloaded (the block's illustration line); "
+        "tests/verification/test_disposable.py runs the command on small files"
     ),
     "python -m bench.disposable_coverage dd.txt list.txt --list /tmp/no-mc.txt": "needs the held-out lists "
-    "downloaded (the block's illustration line); tests/test_disposable.py runs the coverage on small lists",
+    "downloaded (the block's illustration line); tests/verification/test_disposable.py runs the coverage on "
+    "small lists",
 }
 TRAILING_COMMENT = re.compile(r"\s+#\s.*$", re.MULTILINE)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-MANAGE = Path(__file__).resolve().parents[1] / "manage.py"
+MANAGE = Path(__file__).resolve().parents[2] / "manage.py"
 pytestmark = pytest.mark.e2e  # several `manage.py` processes: ~10 s, so in `make test-all` and CI
 
 BEFORE_DATA = """

@@ -11,10 +11,9 @@ from typing import Any
 
 from django.core import mail
 
-from tests.support.totp import totp_code
-
 # `page`: Chromium with the CSP listener, the browser tests' own fixture (hence F811 in pyproject.toml).
-from tests.test_browser import CHROMIUM, IN_CI, as_a_worker, page, pytestmark, snap  # noqa: F401
+from tests.portal.test_browser import CHROMIUM, IN_CI, as_a_worker, page, pytestmark, snap  # noqa: F401
+from tests.support.totp import totp_code
 
 PASSWORD = "correct horse battery staple"
 

@@ -213,7 +213,7 @@ def test_expired_answers_are_pruned(owner: Persona) -> None:
     assert not MailboxAnswer.objects.exists() and not CatchAllAnswer.objects.exists()
 
 
-# Every fast verdict row (tests/test_verify_verdicts.py), and the fast rules' ties.
+# Every fast verdict row (tests/verification/test_verify_verdicts.py), and the fast rules' ties.
 FAST_CORPUS = [
     "not-an-address",
     "someone@silent.com",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPORT = (
     "import os; from lib.priority import lower_priority, autogroup_niceness; "
     "lower_priority(7); print(os.getpriority(os.PRIO_PROCESS, 0), autogroup_niceness())"

@@ -26,7 +26,7 @@ from tests.support.dns_server import DnsServer
 from tests.support.live_stack import LiveService, live_stack
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", "docs/bulk.md"]
 DOCUMENTED_BASE = "http://localhost:8000"
 ILLUSTRATION = "# illustration"

@@ -18,10 +18,10 @@ import requests
 from django.core.management import call_command
 
 from bench.procs import free_port, stop_group, wait_for_port
+from tests.docs.test_doc_commands import project_copy
 from tests.support.dns_server import DnsServer
-from tests.test_doc_commands import project_copy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def site_url(**env: str) -> str:

@@ -20,7 +20,7 @@ from lib.logs import JsonFormatter
 from tests.conftest import Persona
 from tests.support.portal import logged_in
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.db import committed_db
-from tests.support.mx_farm import MxFarm
-from tests.test_browser import (
+from tests.portal.test_browser import (
     CHROMIUM,
     IN_CI,
     ROOT,
@@ -23,6 +21,8 @@ from tests.test_browser import (
     settled,
     snap,
 )
+from tests.support.db import committed_db
+from tests.support.mx_farm import MxFarm
 
 DEEP_VERIFY_IMAGE = ROOT / "docs" / "images" / "deep-verify.png"
 DEEP_JOB_IMAGE = ROOT / "docs" / "images" / "deep-job.png"

@@ -1,6 +1,6 @@
 """GET /healthz and /readyz (README, "Operations"): each readiness check failing for real, in turn.
 
-The healthy-worker case needs a real qcluster: tests/test_metrics_gunicorn.py starts one.
+The healthy-worker case needs a real qcluster: tests/ops/test_metrics_gunicorn.py starts one.
 """
 
 from __future__ import annotations
