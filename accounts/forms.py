@@ -14,8 +14,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils import timezone
 
-from accounts.models import ApiKey, Mode, Role
-from accounts.throttle import (
+from accounts.login_throttle import (
     PASSWORD_RESETS_PER_EMAIL,
     WINDOW_SECONDS,
     address_allowed,
@@ -23,6 +22,7 @@ from accounts.throttle import (
     login_attempt_allowed,
     login_succeeded,
 )
+from accounts.models import ApiKey, Mode, Role
 
 
 class SignupForm(forms.Form):
@@ -54,7 +54,7 @@ class SignupForm(forms.Form):
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Refuses a username+address pair after repeated attempts (see accounts.throttle)."""
+    """Refuses a username+address pair after repeated attempts (see accounts.login_throttle)."""
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username", ""))

@@ -2,7 +2,7 @@
 
 Every portal view and API endpoint names the action it performs (`account_required(Action.X)` on a
 portal view, `permission = {method: Action.X}` on an API view); the portal's decorator and the
-API's permission class (api/permissions.py) are the two doors, and both ask `role_may` here.
+API's permission class (apikit/permissions.py) are the two doors, and both ask `role_may` here.
 tests/accounts/test_permissions.py walks the URL configuration: a view without a rule fails the suite.
 """
 

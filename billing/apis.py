@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from accounts.models import Account, ApiKey, Mode
 from accounts.permissions import Action
-from api.views import AccountAPIView, error_responses
+from apikit.views import AccountAPIView, error_responses
 from billing.models import LedgerEntry
 
 USAGE_DAYS = 30

@@ -6,7 +6,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from api.exceptions import api_not_found, reads_only
+from apikit.exceptions import api_not_found, reads_only
 from billing.apis import AccountApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
@@ -52,5 +52,5 @@ urlpatterns = [
     path("", include("jobs.portal_urls")),
 ]
 
-handler400 = "api.exceptions.bad_request"
-handler500 = "api.exceptions.server_error"
+handler400 = "apikit.exceptions.bad_request"
+handler500 = "apikit.exceptions.server_error"

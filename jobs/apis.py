@@ -14,9 +14,9 @@ from rest_framework.response import Response
 from accounts.auditing import audit
 from accounts.models import AuditEvent
 from accounts.permissions import Action
-from api.exceptions import json_error
-from api.idempotency import fingerprint, idempotency_claim
-from api.views import (
+from apikit.exceptions import json_error
+from apikit.idempotency import fingerprint, idempotency_claim
+from apikit.views import (
     BODY_ERRORS,
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_PARAMETER,
@@ -316,7 +316,7 @@ class JobResultsApi(JobsAPIView):
         return HttpResponseRedirect(download_url(job, name))
 
 
-@csrf_exempt  # a link in a callback or an API answer, opened without a session (api/exceptions.py)
+@csrf_exempt  # a link in a callback or an API answer, opened without a session (apikit/exceptions.py)
 def result_download(request: HttpRequest, token: str) -> HttpResponseBase:
     """A result link (jobs/downloads.py): no API key, like S3's presigned URLs; 404 once it is stale."""
     found = download_find(token) if request.method in ("GET", "HEAD") else None

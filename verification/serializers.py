@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from api.exceptions import ApiError
+from apikit.exceptions import ApiError
 from lib.fields import StrictCharField
 from verification.engine.providers import PROVIDERS
 from verification.engine.verdict import SubStatus

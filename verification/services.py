@@ -132,7 +132,7 @@ def verifications_charged(
 
 
 def _judged_by_broken_resolver(verdict: Verdict) -> bool:
-    """Free when the verdict is `unknown` because our own resolver is broken (verification/trust.py):
+    """Free when the verdict is `unknown` because our own resolver is broken (verification/canaries.py):
     the fault is ours, not the address's."""
     return verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE and resolver_broken()
 

@@ -12,7 +12,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
-from api.views import AccountAPIView
+from apikit.views import AccountAPIView
 from jobs.models import Job
 from tests.conftest import Persona
 from tests.factories import UserFactory

@@ -10,7 +10,7 @@ import time_machine
 from django.utils import timezone
 from django_q.models import Schedule
 
-from api.models import IdempotencyRecord
+from apikit.models import IdempotencyRecord
 from jobs.models import DeletedJob, Job
 from jobs.processing import job_delete
 from tests.conftest import Persona

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.db.models import Sum
 
-from api.models import IdempotencyRecord
+from apikit.models import IdempotencyRecord
 from billing.models import LedgerEntry
 from tests.conftest import Persona, sandboxed
 from tests.support.dns_server import DnsServer

@@ -199,7 +199,7 @@ def test_idempotency_key_with_another_body_is_422(owner: Persona) -> None:
 
 
 def test_idempotency_key_still_running_is_409(owner: Persona) -> None:
-    from api.idempotency import claim
+    from apikit.idempotency import claim
 
     body = json.dumps({"email": "jane@good.com"}, sort_keys=True).encode()
     import hashlib

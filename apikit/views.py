@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 
 from accounts.models import Account, ApiKey
 from accounts.permissions import Action
-from api.authentication import ApiClient
-from api.throttling import rate_limit_of
+from apikit.authentication import ApiClient
+from apikit.key_throttle import rate_limit_of
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -27,7 +27,7 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 class AccountAPIView(APIView):
     """An API view acting for the account that owns the request's key.
 
-    `permission` names the action of each method, checked by api.permissions.KeyPermitted.
+    `permission` names the action of each method, checked by apikit.permissions.KeyPermitted.
     """
 
     permission: ClassVar[dict[str, Action]] = {}

@@ -13,8 +13,8 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from accounts.permissions import key_refusal
-from api.authentication import ApiClient
-from api.exceptions import ApiError
+from apikit.authentication import ApiClient
+from apikit.exceptions import ApiError
 from lib.client_address import client_address
 
 # OPTIONS describes an endpoint and changes nothing: any valid key may ask.

@@ -7,7 +7,7 @@ from typing import IO, Any
 from django.conf import settings
 from rest_framework.parsers import JSONParser
 
-from api.exceptions import ApiError
+from apikit.exceptions import ApiError
 
 
 class BoundedJSONParser(JSONParser):

@@ -7,7 +7,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views import defaults
 
-from api.exceptions import api_not_found
+from apikit.exceptions import api_not_found
 
 
 class NulPathMiddleware:

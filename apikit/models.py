@@ -25,7 +25,7 @@ class IdempotencyRecord(models.Model):
     expires_at = models.DateTimeField(db_index=True)
 
     class Meta:
-        db_table = "verification_idempotencyrecord"  # where it was created, before api/ held it
+        db_table = "verification_idempotencyrecord"  # where it was created, before apikit/ (then api/) held it
         constraints = [models.UniqueConstraint(fields=["account", "mode", "key"], name="idempotency_mode_key_unique")]
 
     def __str__(self) -> str:

@@ -23,9 +23,9 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from accounts.models import Account, Mode
-from api.exceptions import ApiError
-from api.models import IdempotencyRecord
-from api.views import IDEMPOTENCY_HEADER
+from apikit.exceptions import ApiError
+from apikit.models import IdempotencyRecord
+from apikit.views import IDEMPOTENCY_HEADER
 
 HEADER = IDEMPOTENCY_HEADER
 KEY_LIFETIME = timedelta(hours=24)

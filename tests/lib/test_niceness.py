@@ -1,4 +1,4 @@
-"""lib/priority.py on this kernel: the process and, where the worker leads its session, the session.
+"""lib/niceness.py on this kernel: the process and, where the worker leads its session, the session.
 
 Each child starts at this process's niceness (the suite may itself run under `nice`): what the
 tests expect is relative to it.
@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT = (
-    "import os; from lib.priority import lower_priority, autogroup_niceness; "
+    "import os; from lib.niceness import lower_priority, autogroup_niceness; "
     "lower_priority(7); print(os.getpriority(os.PRIO_PROCESS, 0), autogroup_niceness())"
 )
 
@@ -47,13 +47,13 @@ def test_a_session_led_by_anything_else_keeps_its_niceness(autogroups: None) -> 
 
 
 def test_zero_changes_nothing() -> None:
-    code = "import os; from lib.priority import lower_priority as lower; lower(0); print(os.getpriority(0, 0))"
+    code = "import os; from lib.niceness import lower_priority as lower; lower(0); print(os.getpriority(0, 0))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(inherited())
 
 
 def test_a_priority_already_lower_is_never_raised() -> None:
-    code = "import os; from lib.priority import lower_priority as lower; lower(7); print(os.getpriority(0, 0))"
+    code = "import os; from lib.niceness import lower_priority as lower; lower(7); print(os.getpriority(0, 0))"
     argv = ["nice", "-n", "12", sys.executable, "-c", code]
     out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(min(19, inherited() + 12))

@@ -20,8 +20,8 @@ from django_otp import login as otp_login
 
 from accounts.auditing import audit
 from accounts.forms import CodeForm, ReaskForm
+from accounts.login_throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 from accounts.models import AuditEvent, Membership
-from accounts.throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 from accounts.two_factor import (
     has_two_factor,
     totp_pending,
