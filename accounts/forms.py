@@ -22,7 +22,7 @@ from accounts.login_throttle import (
     login_attempt_allowed,
     login_succeeded,
 )
-from accounts.models import ApiKey, Mode, Role
+from accounts.models import ApiKey, KeyMode, Role
 
 
 class SignupForm(forms.Form):
@@ -92,13 +92,13 @@ class ApiKeyForm(forms.Form):
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
     mode = forms.ChoiceField(
         label="Kind",
-        choices=[(Mode.LIVE, "Live (real checks, costs credits)"), (Mode.TEST, "Test (sandbox answers, free)")],
-        initial=Mode.LIVE,
+        choices=[(KeyMode.LIVE, "Live (real checks, costs credits)"), (KeyMode.TEST, "Test (sandbox answers, free)")],
+        initial=KeyMode.LIVE,
         required=False,  # a live key unless asked
     )
 
     def clean_mode(self) -> str:
-        return str(self.cleaned_data.get("mode") or Mode.LIVE)
+        return str(self.cleaned_data.get("mode") or KeyMode.LIVE)
 
     scope = forms.ChoiceField(
         label="Scope", choices=ApiKey.Scope.choices, required=False, help_text="What the key may do (default: full)."

@@ -252,7 +252,7 @@ def keys(request: HttpRequest, account: Account) -> HttpResponse:
             account=account,
             name=form.cleaned_data["name"],
             created_by=request.user,
-            mode=form.cleaned_data["mode"],
+            key_mode=form.cleaned_data["mode"],
             **form.limits(),
         )
         new_key = {"key": key, "raw": raw}

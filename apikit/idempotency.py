@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
-from accounts.models import Account, Mode
+from accounts.models import Account, KeyMode
 from apikit.exceptions import ApiError
 from apikit.models import IdempotencyRecord
 from apikit.views import IDEMPOTENCY_HEADER
@@ -69,13 +69,13 @@ def json_fingerprint(data: object) -> str:
     return fingerprint(json.dumps(data, sort_keys=True).encode())
 
 
-def idempotency_claim(*, account: Account, key: str | None, fingerprint: str, mode: str = Mode.LIVE) -> Claim:
+def idempotency_claim(*, account: Account, key: str | None, fingerprint: str, key_mode: str = KeyMode.LIVE) -> Claim:
     """Claim `key` for this request, or find the response to replay. Raises 400/409/422.
 
-    Keys are kept apart by mode: a test key's request never replays a live one's, nor the reverse.
+    Keys are kept apart by key mode: a test key's request never replays a live one's, nor the reverse.
     """
     try:
-        return Claim(record=claim(account=account, key=key, fingerprint=fingerprint, mode=mode))
+        return Claim(record=claim(account=account, key=key, fingerprint=fingerprint, key_mode=key_mode))
     except _Replay as found:
         return Claim(replay=_replay_response(found.record))
 
@@ -93,7 +93,9 @@ def _replay_response(record: IdempotencyRecord) -> HttpResponse:
     return response
 
 
-def claim(*, account: Account, key: str | None, fingerprint: str, mode: str = Mode.LIVE) -> IdempotencyRecord | None:
+def claim(
+    *, account: Account, key: str | None, fingerprint: str, key_mode: str = KeyMode.LIVE
+) -> IdempotencyRecord | None:
     if key is None:
         return None
     if not _VALID_KEY.fullmatch(key):
@@ -104,14 +106,14 @@ def claim(*, account: Account, key: str | None, fingerprint: str, mode: str = Mo
             with transaction.atomic():
                 return IdempotencyRecord.objects.create(
                     account=account,
-                    mode=mode,
+                    key_mode=key_mode,
                     key=key,
                     fingerprint=fingerprint,
                     created_at=now,
                     expires_at=now + KEY_LIFETIME,
                 )
         except IntegrityError:
-            existing = IdempotencyRecord.objects.filter(account=account, mode=mode, key=key).first()
+            existing = IdempotencyRecord.objects.filter(account=account, key_mode=key_mode, key=key).first()
         if existing is None:
             continue
         if existing.expires_at <= now or _abandoned(existing, now):

@@ -5,7 +5,7 @@ from typing import Any
 from django.db import models
 from django.utils import timezone
 
-from accounts.models import Mode
+from accounts.models import KeyMode
 
 
 class IdempotencyRecord(models.Model):
@@ -14,7 +14,7 @@ class IdempotencyRecord(models.Model):
         DONE = "done"
 
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
-    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, db_default=Mode.LIVE)
+    key_mode = models.CharField(max_length=4, choices=KeyMode.choices, default=KeyMode.LIVE, db_default=KeyMode.LIVE)
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
@@ -26,7 +26,9 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         db_table = "verification_idempotencyrecord"  # where it was created, before apikit/ (then api/) held it
-        constraints = [models.UniqueConstraint(fields=["account", "mode", "key"], name="idempotency_mode_key_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "key_mode", "key"], name="idempotency_mode_key_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.state})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jobs.models import BREAKDOWN_KEYS, Job
+from verification.engine.modes import ValidationMode
 from verification.engine.providers import PROVIDER_NAMES
 from verification.engine.verdict import DEEP_SUB_STATUSES
 
@@ -50,7 +51,7 @@ def status_segments(job: Job) -> list[Segment]:
 def sub_status_segments(job: Job) -> list[Segment]:
     """Every sub-status (a fast job's page leaves out deep mode's, which it never has)."""
     counts = job.breakdown_counts
-    keys = [key for key in BREAKDOWN_KEYS if job.validation_mode == "deep" or key not in DEEP_SUB_STATUSES]
+    keys = [key for key in BREAKDOWN_KEYS if job.validation_mode == ValidationMode.DEEP or key not in DEEP_SUB_STATUSES]
     return [
         Segment(
             key,

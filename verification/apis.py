@@ -112,7 +112,7 @@ def _verified(view: AccountAPIView, request: Request, emails: list[str], mode: s
         account=account,
         key=request.headers.get(IDEMPOTENCY_HEADER),
         fingerprint=json_fingerprint(request.data),
-        mode=key.mode,
+        key_mode=key.key_mode,
     )
     if claim.replay is not None:
         return claim.replay

@@ -52,7 +52,10 @@ def test_create_account_uses_a_given_password() -> None:
 def test_api_key_is_stored_only_as_a_hash_with_a_prefix() -> None:
     created = json.loads(run("create_account", "--email", "a@example.com", "--json"))
     keys = Account.objects.get(public_id=created["account_id"]).api_keys
-    for key, raw in [(keys.get(mode="live"), created["api_key"]), (keys.get(mode="test"), created["test_api_key"])]:
+    for key, raw in [
+        (keys.get(key_mode="live"), created["api_key"]),
+        (keys.get(key_mode="test"), created["test_api_key"]),
+    ]:
         assert key.prefix == raw[:12]
         assert raw not in key.key_hash
         assert len(key.key_hash) == 64

@@ -114,3 +114,63 @@ def test_every_existing_account_gets_its_person_as_owner_member_and_its_keys_kee
         "first@example.com 40 first@example.com owner True full owner",
         "second@example.com 41 second@example.com owner True full owner",
     ]
+
+
+MODES_WRITTEN = """
+from datetime import timedelta
+from django.utils import timezone
+from accounts.services import account_open
+from apikit.models import IdempotencyRecord
+from jobs.models import Job
+from verification.models import CachedVerdict
+account = account_open(email="modes@example.com", password=None, issue_key=True).account
+later = timezone.now() + timedelta(days=1)
+Job.objects.create(id="job_test_deep", account=account, input_name="in", total=1, key_mode="test",
+                   validation_mode="deep")
+Job.objects.create(id="job_live_fast", account=account, input_name="in", total=1)
+CachedVerdict.objects.create(account=account, email="a@good.com", validation_mode="deep", status="valid", verdict={},
+                             created_at=timezone.now(), expires_at=later)
+IdempotencyRecord.objects.create(account=account, key="k1", key_mode="test", fingerprint="f", expires_at=later)
+"""
+
+MODES_BEFORE = """
+from django.db import connection
+with connection.cursor() as c:
+    for table, column in [("accounts_apikey", "name"), ("jobs_job", "id"), ("verification_cachedverdict", "email"),
+                          ("verification_idempotencyrecord", "key")]:
+        c.execute(f"SELECT {column}, mode FROM {table}")
+        print(sorted(c.fetchall()))
+"""
+
+MODES_AFTER = """
+from accounts.models import ApiKey
+from apikit.models import IdempotencyRecord
+from jobs.models import Job
+from verification.models import CachedVerdict
+print(sorted(ApiKey.objects.values_list("name", "key_mode")))
+print(sorted(Job.objects.values_list("id", "key_mode", "validation_mode")))
+print(list(CachedVerdict.objects.values_list("email", "validation_mode")))
+print(list(IdempotencyRecord.objects.values_list("key", "key_mode")))
+"""
+
+
+def test_the_mode_renames_keep_every_key_job_cached_verdict_and_idempotent_reply(fresh_database: str) -> None:
+    """`mode` was live/test on keys, jobs and idempotent replies and fast/deep on cached verdicts:
+    renamed key_mode and validation_mode, each row keeps its value, both ways."""
+    _manage(fresh_database, "migrate", "--noinput", "-v0")
+    _manage(fresh_database, "shell", "-c", MODES_WRITTEN)
+    for app, before in [("accounts", "0014"), ("jobs", "0009"), ("api", "0002"), ("verification", "0004")]:
+        _manage(fresh_database, "migrate", app, before, "--noinput", "-v0")  # the schema before the renames
+    assert _manage(fresh_database, "shell", "-v0", "-c", MODES_BEFORE).strip().splitlines()[-4:] == [
+        "[('Default', 'live'), ('Test', 'test')]",
+        "[('job_live_fast', 'live'), ('job_test_deep', 'test')]",
+        "[('a@good.com', 'deep')]",
+        "[('k1', 'test')]",
+    ]
+    _manage(fresh_database, "migrate", "--noinput", "-v0")
+    assert _manage(fresh_database, "shell", "-v0", "-c", MODES_AFTER).strip().splitlines()[-4:] == [
+        "[('Default', 'live'), ('Test', 'test')]",
+        "[('job_live_fast', 'live', 'fast'), ('job_test_deep', 'test', 'deep')]",
+        "[('a@good.com', 'deep')]",
+        "[('k1', 'test')]",
+    ]
