@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from accounts.models import Account, ApiKey, Mode
+from accounts.models import Account, ApiKey, KeyMode
 from accounts.origins import origins_normalised
 from lib.errors import DomainError
 
@@ -39,7 +39,7 @@ def key_create(
     account: Account,
     created_by: Any,
     kind: str = ApiKey.Kind.SECRET,
-    mode: str = Mode.LIVE,
+    key_mode: str = KeyMode.LIVE,
     scope: str | None = None,
     name: str = "Default",
     allowed_origins: list[str] | None = None,
@@ -50,7 +50,7 @@ def key_create(
     """Validate and issue a key; the raw key is returned once. `caps`: daily_cap and monthly_cap as
     given (a publishable key without a daily_cap gets PUBLISHABLE_DAILY_CAP)."""
     kind = _choice(kind, ApiKey.Kind, "kind")
-    mode = _choice(mode, Mode, "mode")
+    key_mode = _choice(key_mode, KeyMode, "mode")
     origins = origins_normalised(allowed_origins or [])
     caps = dict(caps or {})
     if kind == ApiKey.Kind.PUBLISHABLE:
@@ -65,7 +65,7 @@ def key_create(
         account=account,
         name=_name(name),
         created_by=created_by,
-        mode=mode,
+        key_mode=key_mode,
         kind=kind,
         scope=_choice(scope or ApiKey.Scope.FULL, ApiKey.Scope, "scope"),
         allowed_origins="\n".join(origins),
@@ -98,7 +98,7 @@ def key_describe(key: ApiKey) -> dict[str, Any]:
     return {
         "id": key.pk,
         "kind": key.kind,
-        "mode": key.mode,
+        "mode": key.key_mode,
         "scope": key.scope,
         "prefix": key.prefix,
         "name": key.name,

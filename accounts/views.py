@@ -44,7 +44,6 @@ from accounts.models import (
     membership_for,
 )
 from accounts.permissions import Action, role_may
-from accounts.security import reask_needed, second_step_needed
 from accounts.services import (
     InvitationRefused,
     MemberChangeRefused,
@@ -56,6 +55,7 @@ from accounts.services import (
     member_role_change,
 )
 from accounts.two_factor import has_two_factor
+from accounts.two_factor_views import reask_needed, second_step_needed
 from lib.errors import DomainError
 from lib.widget import snippet
 
@@ -272,7 +272,7 @@ def _key_made(request: HttpRequest, account: Account, form: ApiKeyForm) -> dict[
     try:
         key, raw = key_create(
             account=account, name=form.cleaned_data["name"], created_by=request.user,
-            mode=form.cleaned_data["mode"], **limits,
+            key_mode=form.cleaned_data["mode"], **limits,
         )  # fmt: skip
     except DomainError as error:
         form.add_error(error.param if error.param in form.fields else None, error.message)

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.auditing import audit
 from accounts.decorators import account_required
 from accounts.keys import created_summary, key_create
-from accounts.models import Account, ApiKey, AuditEvent, Mode
+from accounts.models import Account, ApiKey, AuditEvent, KeyMode
 from accounts.permissions import Action
 from lib.errors import DomainError
 from lib.widget import snippet, widget_script
@@ -62,7 +62,7 @@ def widget_demo(request: HttpRequest, account: Account) -> HttpResponse:
 def _demo_key(request: HttpRequest, account: Account, origin: str) -> str:
     try:
         made, raw = key_create(
-            account=account, created_by=request.user, kind=ApiKey.Kind.PUBLISHABLE, mode=Mode.TEST,
+            account=account, created_by=request.user, kind=ApiKey.Kind.PUBLISHABLE, key_mode=KeyMode.TEST,
             name="Widget demo", allowed_origins=[origin],
         )  # fmt: skip
     except DomainError as error:

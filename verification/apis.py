@@ -9,8 +9,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from accounts.permissions import Action
-from api.idempotency import idempotency_claim, json_fingerprint
-from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
+from apikit.idempotency import idempotency_claim, json_fingerprint
+from apikit.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from verification.serializers import (
     MAX_BATCH,
@@ -59,7 +59,7 @@ def _verify_schema(
 
 class VerifyApi(AccountAPIView):
     permission = {"POST": Action.VERIFY}
-    publishable_keys = True  # the one endpoint a publishable key may call (api/permissions.py)
+    publishable_keys = True  # the one endpoint a publishable key may call (apikit/permissions.py)
 
     @_verify_schema(
         "verify",
@@ -114,7 +114,7 @@ def _verified(view: AccountAPIView, request: Request, emails: list[str], mode: s
         account=account,
         key=request.headers.get(IDEMPOTENCY_HEADER),
         fingerprint=json_fingerprint(request.data),
-        mode=key.mode,
+        key_mode=key.key_mode,
     )
     if claim.replay is not None:
         return claim.replay
