@@ -4,8 +4,10 @@ charges nothing, and the account's other keys go on; exact under concurrency."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import time_machine
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from accounts.models import ApiKey, KeyMode
@@ -102,3 +104,17 @@ def test_fifty_parallel_requests_on_a_key_with_ten_left_charge_exactly_ten() -> 
     assert sorted(statuses) == [200] * 10 + [402] * 40
     assert balance(owner) == 990
     assert ApiKey.objects.get(prefix=raw[:12]).spent_day == 10
+
+
+def upload(persona: Persona, rows: str) -> Any:
+    listing = SimpleUploadedFile("list.csv", rows.encode(), content_type="text/csv")
+    return persona.client.post("/v1/verify/bulk", {"file": listing}, headers=persona.auth({}))
+
+
+def test_a_bulk_list_counts_its_addresses_against_the_keys_cap_and_a_bigger_one_is_refused(owner: Persona) -> None:
+    capped(owner, daily_cap=3)
+    assert upload(owner, "email\na@good.com\nb@good.com\n").status_code == 202
+    refused = upload(owner, "email\nc@good.com\nd@good.com\n")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (402, "key_spend_cap_reached")
+    assert owner.account.jobs.count() == 1
+    assert ApiKey.objects.get(prefix=owner.api_key[:12]).spent_day == 2
