@@ -14,6 +14,7 @@ from tests.support.deep import FORTY_BUSY
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.test_deep_verify import deep, verdict_of
+from verification.deep_requests import deep_request_slot
 from verification.engine import Status, SubStatus
 from verification.engine.core import verdicts_isolated
 from verification.engine.mailboxes import MAX_MX_ADDRESSES, MAX_MX_HOSTS
@@ -121,3 +122,19 @@ def test_an_outage_is_no_rows_fault_and_propagates() -> None:
 
     with pytest.raises(ConnectionRefusedError):
         verdicts_isolated(["a@x.com", "b@x.com"], judge, mode="fast", passthrough=(OSError,))
+
+
+def test_an_accounts_deep_requests_beyond_its_cap_are_refused_at_once_and_cost_nothing(
+    owner: Persona, outsider: Persona, settings: Any
+) -> None:
+    settings.VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = 2
+    with deep_request_slot(account_id=owner.account.pk), deep_request_slot(account_id=owner.account.pk):
+        response = owner.post_json("/v1/verify", {"email": "alice@mailbox.deepfarm.net", "validation_mode": "deep"})
+        assert response.status_code == 429
+        assert response.json()["error"]["code"] == "too_many_deep_requests"
+        assert int(response["Retry-After"]) > 0
+        assert owner.verify("alice@mailbox.deepfarm.net").status_code == 200  # fast mode goes on
+        assert deep(outsider, "alice@mailbox.deepfarm.net")["status"] == "valid"  # so do other accounts
+    owner.account.refresh_from_db()
+    assert owner.account.credit_balance == 999
+    assert deep(owner, "alice@mailbox.deepfarm.net")["status"] == "valid"  # a slot freed is taken again

@@ -105,6 +105,11 @@ class MxFarm:
             with contextlib.suppress(Exception):
                 server.close_clients()
         self._servers.clear()
+        # Sessions still open (a tarpit's) end here, not after the loop has closed under them.
+        sessions = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in sessions:
+            task.cancel()
+        await asyncio.gather(*sessions, return_exceptions=True)
 
     async def _session(self, address: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         script, stats = self.scripts[address], self.stats
