@@ -18,8 +18,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import Resolver404, resolve
 
-from accounts.security import PENDING_NEXT, PENDING_USER
 from accounts.two_factor import has_two_factor
+from accounts.two_factor_views import PENDING_NEXT, PENDING_USER
 
 # Pages a half-signed-in session may still open: the code page itself and signing out.
 _OPEN_WHILE_PENDING = frozenset({"login-code", "logout"})

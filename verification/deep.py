@@ -31,6 +31,7 @@ from verification.engine.mailboxes import (
     Prober,
     probe_address,
 )
+from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
@@ -100,7 +101,7 @@ def deep_verify_many(
         return answers
 
     # The fast rules' verdicts answer a deep request too, and say so.
-    fast = [replace(v, validation_mode="deep") for v in verify_many(emails, remembered)]
+    fast = [replace(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
     candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
     if not candidates:
         return fast
