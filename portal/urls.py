@@ -12,5 +12,5 @@ urlpatterns = [
     path("dashboard", views.dashboard, name="dashboard"),
     path("widget/verifier-form.js", widget.widget_stable, name="widget"),
     path("widget/verifier-form.<str:version>.js", widget.widget_versioned, name="widget-versioned"),
-    path("widget/demo", widget.widget_demo, name="widget-demo"),
+    path("keys/widget-demo", widget.widget_demo, name="widget-demo"),
 ]

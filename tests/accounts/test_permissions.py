@@ -14,6 +14,7 @@ from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
 from apikit.views import AccountAPIView
 from jobs.models import Job
+from lib.widget import widget_script
 from tests.conftest import Persona
 from tests.factories import UserFactory
 
@@ -83,6 +84,8 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         ).pk
     if "code" in params:
         values["code"] = "pack_1k"
+    if "version" in params:
+        values["version"] = widget_script().version
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 

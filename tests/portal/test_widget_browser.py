@@ -142,7 +142,7 @@ def test_a_page_on_another_origin_is_refused_by_the_browser(
 
 def test_the_demo_page_tries_a_test_key_and_has_no_serious_axe_finding(page: Page, account: Account) -> None:
     log_in(page)
-    page.goto("/widget/demo")
+    page.goto("/keys/widget-demo")
     page.get_by_role("button", name="Make a test key for this page").click()
     expect(page.get_by_role("heading", name="A sign-up form with the widget")).to_be_visible()
     page.get_by_label("Email", exact=True).fill("invalid@sandbox.example")
