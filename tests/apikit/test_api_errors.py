@@ -11,7 +11,7 @@ import time_machine
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import RateWindow
+from apikit.models import RateWindow
 from tests.conftest import Persona, make_persona
 from tests.support.db import committed_db
 from tests.support.threads import run_at_once
