@@ -31,6 +31,17 @@ class KeyMode(models.TextChoices):
     TEST = "test"
 
 
+def loaded[M: models.Model](model: type[M], db: str, **values: Any) -> M:
+    """An instance of `model` as the ORM would load it with `.only(*values)`, from values named by
+    field: Django's from_db takes them positionally in the model's field order, which is read here
+    from the model itself, so a field added or moved on the model never shifts a value into the
+    wrong attribute (any field not named loads on first access)."""
+    names = [field.attname for field in model._meta.concrete_fields if field.attname in values]
+    unknown = set(values) - set(names)
+    assert not unknown, f"{model.__name__} has no field {unknown}"
+    return model.from_db(db, names, [values[name] for name in names])
+
+
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -60,16 +71,19 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         key_id, last_used_at, scope, expires_at, allowed_ips, role, key_mode = row[:7]
         account_id, balance, plan_id, code, allows_bulk, rate = row[7:]
         db = self.db
-        plan = Plan.from_db(
-            db, ["id", "code", "allows_bulk", "requests_per_second"], [plan_id, code, allows_bulk, rate]
-        )
-        account = Account.from_db(db, ["id", "plan_id", "credit_balance"], [account_id, plan_id, balance])
-        key = ApiKey.from_db(
+        plan = loaded(Plan, db, id=plan_id, code=code, allows_bulk=allows_bulk, requests_per_second=rate)
+        account = loaded(Account, db, id=account_id, plan_id=plan_id, credit_balance=balance)
+        key = loaded(
+            ApiKey,
             db,
-            # from_db takes the values in the model's field order
-            ["id", "account_id", "scope", "expires_at", "allowed_ips", "key_mode", "last_used_at", "revoked_at"],
-            [key_id, account_id, scope, expires_at and sql.aware(expires_at), allowed_ips, key_mode]
-            + [last_used_at and sql.aware(last_used_at), None],
+            id=key_id,
+            account_id=account_id,
+            scope=scope,
+            expires_at=expires_at and sql.aware(expires_at),
+            allowed_ips=allowed_ips,
+            key_mode=key_mode,
+            last_used_at=last_used_at and sql.aware(last_used_at),
+            revoked_at=None,
         )
         account.plan, key.account, key.creator_role = plan, account, role
         return key
