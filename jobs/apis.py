@@ -37,7 +37,7 @@ from jobs.serializers import (
     PreviewSerializer,
     ResultsQuerySerializer,
 )
-from jobs.services import file_too_large, job_preview, job_submitted
+from jobs.services import Submission, file_too_large, job_preview, job_submitted
 from lib.errors import DomainError
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
@@ -141,12 +141,23 @@ class BulkSubmitApi(AccountAPIView):
             key_mode=self.key.key_mode,
         )
         with claim, submitted as submission:
-            body, headers = render_json(submission.receipt()), _receipt_headers(submission.job)
+            body, headers = render_json(_receipt(submission)), _receipt_headers(submission.job)
             claim.complete(status=202, body=body, headers=headers)
         response = HttpResponse(body, status=202)
         for name, value in headers.items():
             response[name] = value
         return response
+
+
+def _receipt(submission: Submission) -> dict[str, object]:
+    """The 202's body: the job as accepted and how long it should take."""
+    job = submission.job
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "total_emails": job.total,
+        "estimated_seconds": submission.estimated_seconds,
+    }
 
 
 def _receipt_headers(job: Job) -> dict[str, str]:
