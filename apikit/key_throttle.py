@@ -11,7 +11,8 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from accounts.login_throttle import attempt_wait
-from accounts.models import ApiKey, RateWindow
+from accounts.models import ApiKey
+from apikit.models import RateWindow
 from lib.client_address import client_address
 
 WINDOW_SECONDS = 1

@@ -6,9 +6,9 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
+from accounts.apis import AccountApi
 from apikit.exceptions import api_not_found, reads_only
 from apikit.key_endpoints import KeyApi, KeyListApi
-from billing.apis import AccountApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
