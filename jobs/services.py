@@ -19,6 +19,7 @@ from accounts.models import Account, Mode
 from billing.services import credits_require
 from jobs import files, scheduling
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
+from jobs.evaluation import Estimate, list_evaluate
 from jobs.models import Chunk, Job, new_job_id
 from lib import outbound
 from lib.errors import DomainError
@@ -300,11 +301,12 @@ def _seconds_at_max_qps(addresses: Sequence[str]) -> int:
     return math.ceil(uncached / max_qps)
 
 
-# A preview: what an upload would be, free (no job, no file kept, no credit moved).
+# A preview: what an upload would be, free for every plan (no job, no file kept, no credit moved),
+# with an estimate of the list's quality from a sample (jobs/evaluation.py).
 SAMPLE_SIZE = 5
 
 
-class Preview(TypedDict):
+class Counts(TypedDict):
     rows: int
     unique: int
     duplicates: int
@@ -318,6 +320,13 @@ class Preview(TypedDict):
     estimated_seconds: int
 
 
+class Preview(Counts):
+    bulk_in_plan: bool
+    estimate: Estimate | None
+    estimate_withheld: str | None
+    evaluations_left_today: int
+
+
 def job_preview(
     *,
     account: Account,
@@ -327,14 +336,23 @@ def job_preview(
     validation_mode: object = "fast",
     key_mode: str = Mode.LIVE,
 ) -> tuple[Preview, AddressList]:
-    """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
+    """The upload's checks but the plan's and the balance's (a preview is how one learns what a list
+    is worth and would cost), and the estimate of its quality."""
     mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
-    bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
-    return preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode)), found
+    counts = preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode))
+    evaluation = list_evaluate(account=account, addresses=found.addresses, sandbox=key_mode == Mode.TEST)
+    preview = Preview(
+        **counts,
+        bulk_in_plan=account.plan.allows_bulk,
+        estimate=evaluation.estimate,
+        estimate_withheld=evaluation.withheld,
+        evaluations_left_today=evaluation.evaluations_left,
+    )
+    return preview, found
 
 
-def preview_of(found: AddressList, *, credits_available: int, mode: str = "fast") -> Preview:
+def preview_of(found: AddressList, *, credits_available: int, mode: str = "fast") -> Counts:
     unique = len(found.addresses)
     return {
         "rows": found.rows,

@@ -18,6 +18,7 @@ from accounts.permissions import Action
 from jobs import charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
+from jobs.evaluation import Estimate
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from jobs.processing import job_delete, jobs_wait_for_resolver
@@ -44,7 +45,13 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
         else:
             messages.success(request, f"Uploaded: {job.total} unique address{'es' if job.total != 1 else ''}.")
             return redirect("job", job.pk)
-    context = {"account": account, "form": form, "max_mib": MAX_UPLOAD_BYTES // 2**20, "max_rows": f"{MAX_ROWS:,}"}
+    context = {
+        "account": account,
+        "form": form,
+        "max_mib": MAX_UPLOAD_BYTES // 2**20,
+        "max_rows": f"{MAX_ROWS:,}",
+        "evaluations_per_day": settings.LIST_EVALUATIONS_PER_DAY,
+    }
     return render(request, "jobs/new.html", context)
 
 
@@ -97,7 +104,21 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
         "columns": found.columns,
         "email_index": found.email_column,
         "short": short,
+        "estimate_segments": estimate_segments(preview["estimate"]),
+        "evaluations_per_day": settings.LIST_EVALUATIONS_PER_DAY,
     }
+
+
+ESTIMATE_ORDER = ("valid", "risky", "invalid", "unknown")
+
+
+def estimate_segments(estimate: Estimate | None) -> list[dict[str, object]]:
+    """The estimate's bar: each status's share as a whole percent, left to right from where the last ended."""
+    if estimate is None:
+        return []
+    widths = [round(estimate["shares"][status] * 100) for status in ESTIMATE_ORDER]
+    starts = [sum(widths[:index]) for index in range(len(widths))]
+    return [{"status": s, "x": x, "width": w} for s, x, w in zip(ESTIMATE_ORDER, starts, widths, strict=True)]
 
 
 @account_required(Action.JOBS_READ)

@@ -69,9 +69,10 @@ def test_a_column_of_no_addresses_is_not_run_without_confirmation(owner: Persona
     assert Job.objects.get().total == 2
 
 
-def test_preview_card_on_the_free_plan_says_why_and_where_to_upgrade(db: None) -> None:
+def test_preview_card_on_the_free_plan_shows_the_list_and_where_to_upgrade(db: None) -> None:
     page = post(make_persona(plan_code="free", credits=5), "job-preview").content.decode()
-    assert "Bulk verification needs the Starter plan or above." in page and reverse("billing") in page
+    assert 'data-preview-count="unique">2<' in page and "Upgrade to clean this list" in page
+    assert reverse("billing") in page and "data-start" not in page
 
 
 def test_preview_warns_when_the_balance_will_not_cover_the_list(db: None) -> None:
