@@ -15,15 +15,22 @@ Event = AuditEvent.Action
 
 
 def audit(
-    request: Any, account: Account | int, action: AuditEvent.Action, detail: str = "", *, key: ApiKey | None = None
+    request: Any,
+    account: Account | int,
+    action: AuditEvent.Action,
+    detail: str = "",
+    *,
+    key: ApiKey | None = None,
+    by: str = "",
 ) -> None:
-    """Record `action` on `account`, done by `key` (an API request) or else the request's signed-in user."""
+    """Record `action` on `account`, done by `key` (an API request) or else the request's signed-in
+    user; with neither, `by` names who did it (a member's address, or `auto-recharge`, `plan renewal`)."""
     user = None if key is not None else _signed_in(request)
     AuditEvent.objects.create(
         account_id=account if isinstance(account, int) else account.pk,
         action=action,
         actor=user,
-        actor_email=getattr(user, "email", "") or "",
+        actor_email=getattr(user, "email", "") or by,
         key_prefix=key.prefix if key is not None else "",
         ip=client_ip(request),
         detail=detail[:300],

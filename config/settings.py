@@ -200,6 +200,8 @@ OTP_TOTP_ISSUER = "Verifier"
 ADMIN_REQUIRE_2FA = envbool("ADMIN_REQUIRE_2FA", False)
 
 BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
+# Who receipts say the money went to: the business's name and address, as printed on each receipt.
+BILLING_SELLER = envstr("BILLING_SELLER", "Email Verifier")
 
 # --- Self-serve billing (README "Billing") ------------------------------------------------
 # Without STRIPE_SECRET_KEY nothing of Stripe is used: the billing page says how to reach staff.
