@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from accounts.models import ApiKey, Membership, Role
+from accounts.models import ApiKey, Invitation, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
 from api.views import AccountAPIView
 from billing.models import Payment
@@ -84,6 +84,10 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         ).pk
     if "code" in params:
         values["code"] = "pack_1k"
+    if "invitation_id" in params:
+        values["invitation_id"] = Invitation.objects.create(
+            account=persona.account, email="invited@company.example.com", role=Role.VIEWER
+        ).pk
     if "payment_id" in params:
         values["payment_id"] = Payment.objects.create(
             account=persona.account,
