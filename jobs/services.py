@@ -13,7 +13,7 @@ from typing import Required, TypedDict, Unpack
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import models, transaction
 
 from accounts.models import Account, KeyMode
 from billing.services import credits_require
@@ -168,6 +168,17 @@ def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
     """`job_submitted` for a caller with nothing to write beside the job (the portal)."""
     with job_submitted(**kwargs) as submission:
         return submission
+
+
+def credits_after_job(job: Job) -> int:
+    """The account's balance once the job has taken its credits: what is left now, less the rows
+    whose chunks have not reserved theirs yet (a test job takes none). X-Credits-Remaining on a bulk
+    submission says this, "the balance after it", whichever chunks the workers already started."""
+    balance = Account.objects.filter(pk=job.account_id).values_list("credit_balance", flat=True).get()
+    if job.key_mode == KeyMode.TEST:
+        return balance
+    waiting = job.chunks.filter(reserved__isnull=True).aggregate(rows=models.Sum("size", default=0))["rows"]
+    return max(balance - waiting, 0)
 
 
 def invalid_syntax(found: AddressList) -> int:

@@ -246,3 +246,11 @@ def test_the_job_list_does_not_load_the_stored_header(owner: Persona) -> None:
         assert owner.get("/v1/jobs").status_code == 200
     job_reads = [q["sql"] for q in queries.captured_queries if 'FROM "jobs_job"' in q["sql"]]
     assert job_reads and not any('"jobs_job"."columns"' in sql for sql in job_reads)
+
+
+def test_x_credits_remaining_on_a_bulk_submit_is_the_balance_after_the_job(owner: Persona, run_tasks: RunTasks) -> None:
+    content = "".join(f"u{i}@good.com\n" for i in range(10)).encode()
+    with run_tasks():
+        response = upload(owner, content)
+    owner.account.refresh_from_db()
+    assert int(response["X-Credits-Remaining"]) == 990 == owner.account.credit_balance
