@@ -14,7 +14,7 @@ from jobs.csvfile import MAX_UPLOAD_BYTES
 from jobs.files import input_rows
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
-from tests.jobs.conftest import Receiver, assert_nothing_left, upload
+from tests.jobs.conftest import Receiver, RunTasks, assert_nothing_left, upload
 
 
 def refused(persona: Persona, media: Path, content: bytes, status: int, code: str, **kwargs: str) -> dict:
