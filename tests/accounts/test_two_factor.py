@@ -131,3 +131,12 @@ def test_the_staff_admin_wants_a_code_when_admin_require_2fa_is_set(staff: Any, 
         client.post(reverse("login"), {"username": staff.username, "password": PASSWORD})
         client.post(reverse("login-code"), {"code": totp_code(secret)})
         assert client.get("/admin/").status_code == 200
+
+
+def test_a_wrong_two_factor_code_is_a_failed_sign_in_in_the_audit_log(owner: Persona) -> None:
+    enrol(logged_in(owner))
+    client, _ = sign_in(owner.account.email)
+    with time_machine.travel(timezone.now() + timedelta(seconds=31)):
+        client.post(reverse("login-code"), {"code": "123456"})
+    failed = owner.account.audit_events.get(action="sign_in_failed")
+    assert (failed.who, failed.detail) == (owner.account.owner.email, "wrong two-factor code")
