@@ -12,6 +12,8 @@ DOWNLOADS = [
     ("Safe to send", "valid"),
     ("Valid + risky", "valid,risky"),
     ("Invalid only", "invalid"),
+    ("Risky only", "risky"),
+    ("Unknown only", "unknown"),
 ]
 
 

@@ -215,3 +215,27 @@ def test_the_ledger_names_the_file_and_the_job_of_bulk_entries(owner: Persona, r
     page = logged_in(owner).get(reverse("billing")).content.decode()
     assert f"spring-leads.csv (job {job_id}, part 1)" in page
     assert ":chunk:" not in page
+
+
+MIXED = b"email\njane@good.com\ninfo@good.com\nx@servfail.com\n"  # valid, risky (role), unknown
+
+
+def test_risky_only_and_unknown_only_are_download_choices(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, MIXED)
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    labels = re.findall(r'<span class="download-label">([^<]+)</span>', page)
+    assert labels == ["All", "Safe to send", "Valid + risky", "Risky only", "Unknown only"]
+
+
+def test_every_download_is_named_by_one_pattern(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, MIXED)
+    client = logged_in(owner)
+
+    def name(**query: str) -> str:
+        location = client.get(reverse("job-download", args=[job.pk]), query)["Location"]
+        return client.get(location)["Content-Disposition"].split('filename="')[1].rstrip('"')
+
+    assert name() == "crm-all-verdicts.csv"
+    assert name(columns="original") == "crm-all-with-your-columns.csv"
+    assert name(status="unknown") == "crm-unknown-verdicts.csv"
+    assert name(status="valid,risky", columns="original") == "crm-valid-risky-with-your-columns.csv"
