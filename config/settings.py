@@ -28,6 +28,8 @@ SITE_URL = envstr("SITE_URL", "").rstrip("/") or f"http://localhost:{PORT}"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
+    # Before django.contrib.auth: its `createsuperuser` (the email as the login) is the one run.
+    "accounts",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -41,7 +43,6 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
-    "accounts",
     "apikit",
     "billing",
     "verification",
