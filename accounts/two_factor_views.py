@@ -121,6 +121,8 @@ def security(request: HttpRequest) -> HttpResponse:
     user = request.user
     enabled = has_two_factor(user)
     form = CodeForm(request.POST or None)
+    if not enabled:  # no recovery code exists yet: the app's code is the only one
+        form.fields["code"].help_text = "The 6 digits your authenticator app shows now."
     context: dict[str, Any] = {"enabled": enabled, "form": form}
     if request.method == "POST" and (stale := reask_needed(request)) is not None:
         return stale
