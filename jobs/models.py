@@ -70,6 +70,7 @@ class Job(models.Model):
         max_length=255, blank=True, help_text="The result with the customer's own columns first."
     )
     filename = models.CharField(max_length=255, null=True, blank=True, help_text="The uploaded file's base name.")
+    notify_email = models.EmailField(blank=True, help_text="Mailed when the job finishes (chosen on upload).")
     columns = models.JSONField(default=list, blank=True, help_text="The upload's column names, in order.")
     breakdown = models.JSONField(default=dict, blank=True, help_text="Processed rows by sub_status and flag.")
     files_expired_at = models.DateTimeField(null=True, blank=True, help_text="When retention deleted the files.")

@@ -126,8 +126,10 @@ def job_submitted(
     no_addresses_ok: bool = True,
     validation_mode: object = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
+    notify_email: str = "",
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
+    `notify_email`: who is mailed when the job finishes (the portal's opt-in; blank: nobody).
 
     Refusals, in the order docs/api.md gives: plan, balance, file, callback URL, then the file's
     rows, then (the portal's `no_addresses_ok=False`) a column holding no address and
@@ -147,7 +149,13 @@ def job_submitted(
         raise PartialNotConfirmed
     filename = upload_filename(upload)
     with job_created(
-        account=account, found=found, callback_url=url, filename=filename, mode=mode, key_mode=key_mode
+        account=account,
+        found=found,
+        callback_url=url,
+        filename=filename,
+        mode=mode,
+        key_mode=key_mode,
+        notify_email=notify_email,
     ) as submission:
         yield submission
 
@@ -162,6 +170,7 @@ class SubmitArgs(TypedDict, total=False):
     partial_ok: bool
     no_addresses_ok: bool
     validation_mode: object
+    notify_email: str
 
 
 def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
@@ -212,6 +221,7 @@ def job_created(
     filename: str | None = None,
     mode: str = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
+    notify_email: str = "",
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -233,6 +243,7 @@ def job_created(
                 columns=found.columns,
                 validation_mode=mode,
                 key_mode=key_mode,
+                notify_email=notify_email,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())

@@ -38,7 +38,7 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES, deep=deep) if request.method == "POST" else UploadForm(deep=deep)
     if form.is_bound and form.is_valid():
         try:
-            job = _submit(account, form)
+            job = _submit(account, form, getattr(request.user, "email", ""))
         except DomainError as refused:
             # The API's own refusal (plan, credits, size, rows, file, callback URL), shown on its field.
             form.add_error(refused.param if refused.param in form.fields else None, refused.message)
@@ -55,7 +55,7 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     return render(request, "jobs/new.html", context)
 
 
-def _submit(account: Account, form: UploadForm) -> Job:
+def _submit(account: Account, form: UploadForm, notify_email: str = "") -> Job:
     """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked, a column
     holding no address `confirm_no_addresses`."""
     data = form.cleaned_data
@@ -67,6 +67,7 @@ def _submit(account: Account, form: UploadForm) -> Job:
         partial_ok=data["confirm_partial"],
         no_addresses_ok=data["confirm_no_addresses"],
         validation_mode=data.get("validation_mode") or "fast",
+        notify_email=notify_email if data["notify_me"] else "",
     ).job
 
 
