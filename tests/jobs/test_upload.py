@@ -35,7 +35,7 @@ def test_upload_is_accepted_with_unique_count_and_location(owner: Persona) -> No
     assert (body["status"], body["total_emails"]) == ("pending", 2)
     assert body["estimated_seconds"] >= 1
     assert response["Location"] == f"/v1/jobs/{body['id']}"
-    assert response["X-Credits-Remaining"] == "1000"
+    assert response["X-Credits-Remaining"] == "998"  # the balance once the 2 unique addresses are charged
 
 
 def test_accepted_addresses_are_stored_normalised_and_unique(owner: Persona) -> None:

@@ -26,6 +26,8 @@ from verifier.types import Job
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # Absent from the namespace unless given (set_defaults would change the action the subcommands share).
+    args.api_key, args.base_url = getattr(args, "api_key", None), getattr(args, "base_url", None)
     try:
         with Client(args.api_key, base_url=args.base_url) as client:
             return int(args.run(client, args) or 0)
@@ -59,7 +61,6 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="verifier", description="The email verification API from the command line.", parents=[common]
     )
-    parser.set_defaults(api_key=None, base_url=None)
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     add_parser = functools.partial(commands.add_parser, parents=[common])
 
