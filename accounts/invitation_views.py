@@ -11,10 +11,10 @@ from django.views.decorators.http import require_POST
 
 from accounts.auditing import Event, audit
 from accounts.decorators import account_required
+from accounts.member_views import invitation_send
 from accounts.models import Account, Invitation
 from accounts.permissions import Action
 from accounts.services import invitation_renew
-from accounts.views import invitation_send
 
 
 def _pending(account: Account, invitation_id: int) -> Invitation:

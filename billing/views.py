@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
-from billing import gateway, ledger, payments, prices, quotes, receipts
+from billing import gateway, ledger, payments, prices, quotes, receipts, subscriptions
 from billing.forms import BillingDetailsForm
 from billing.models import Customer, Payment
 from lib.errors import DomainError
@@ -116,7 +116,7 @@ def plan_switch(request: HttpRequest, account: Account) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         try:
             by = getattr(request.user, "email", "")
-            messages.success(request, payments.plan_switch(account=account, plan_code=code, by=by))
+            messages.success(request, subscriptions.plan_switch(account=account, plan_code=code, by=by))
         except DomainError as error:
             messages.error(request, error.message)
         return redirect("billing")

@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0015_apikey_key_mode'),
+        ('accounts', '0016_rate_window_to_apikit'),
     ]
 
     operations = [
