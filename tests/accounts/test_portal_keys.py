@@ -113,3 +113,9 @@ def test_another_accounts_key_cannot_be_changed(owner: Persona, outsider: Person
     assert logged_in(owner).post(f"/keys/{theirs.pk}/edit", {"name": "Mine"}).status_code == 404
     theirs.refresh_from_db()
     assert theirs.name != "Mine"
+
+
+def test_the_keys_page_lists_the_sandbox_addresses_and_their_answers(owner: Persona) -> None:
+    page = logged_in(owner).get(reverse("keys")).content.decode()
+    assert "<code>invalid@sandbox.example</code>: invalid, mailbox_not_found" in page
+    assert "<code>valid@sandbox.example</code>: valid" in page and "the README lists" not in page

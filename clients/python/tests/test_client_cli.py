@@ -120,3 +120,23 @@ def test_keys_are_made_listed_capped_and_revoked_from_the_command_line(service: 
     assert key["id"] in [each["id"] for each in listed] and all("key" not in each for each in listed)
     assert run(service, "keys", "revoke", str(key["id"]), key="api_key").returncode == 0
     assert key["id"] not in [each["id"] for each in json.loads(run(service, "keys", "list", key="api_key").stdout)]
+
+
+def test_key_and_base_url_flags_work_after_the_command(service: LiveService) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERIFIER_")}
+    args = ["verify", "valid@sandbox.example", "--api-key", service.account["test_api_key"], "--base-url"]
+    done = subprocess.run([VERIFIER, *args, service.base_url], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "valid"
+
+
+def test_a_service_that_is_down_is_one_line_and_a_non_zero_exit() -> None:
+    import socket
+
+    with socket.socket() as held:  # a port nothing listens on: bound, never accepting
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}"
+        env = {**os.environ, "VERIFIER_API_KEY": "ev_test_x", "VERIFIER_BASE_URL": url}
+        done = subprocess.run([VERIFIER, "verify", "a@b.com"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: cannot reach {url}")

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0016_rate_window_to_apikit'),
+        ('accounts', '0017_api_key_verbose_name'),
     ]
 
     operations = [
