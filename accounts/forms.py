@@ -137,14 +137,45 @@ class ApiKeyForm(forms.Form):
                 raise ValidationError(f"“{line}” is not an IP address or a network such as 203.0.113.0/24.") from None
         return "\n".join(networks)
 
+    kind = forms.ChoiceField(
+        label="Type",
+        choices=ApiKey.Kind.choices,
+        initial=ApiKey.Kind.SECRET,
+        required=False,
+        help_text="Publishable keys go in web pages (the form widget): verify only, from the origins below.",
+    )
+    allowed_origins = forms.CharField(
+        label="Allowed origins",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "https://shop.example.com"}),
+        help_text="Publishable keys: the sites that may use it, one a line; https://*.example.com for any one "
+        "subdomain.",
+    )
+    daily_cap = forms.IntegerField(
+        label="Daily cap",
+        required=False,
+        min_value=0,
+        help_text="Credits a UTC day (publishable keys: 1,000 unless set).",
+    )
+    monthly_cap = forms.IntegerField(label="Monthly cap", required=False, min_value=0, help_text="Credits a month.")
+
+    def clean_kind(self) -> str:
+        return str(self.cleaned_data.get("kind") or ApiKey.Kind.SECRET)
+
     def limits(self) -> dict[str, Any]:
-        """The key's scope, expiry and allow-list, as `ApiKey.issue` takes them."""
+        """The key's scope, expiry, allow-list, origins and caps, as `accounts.keys.key_create` takes them."""
         day = self.cleaned_data["expires_on"]
         expires_at = datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC) if day else None
+        caps = {name: self.cleaned_data[name] for name in ("daily_cap", "monthly_cap")}
+        if self.cleaned_data["kind"] == ApiKey.Kind.PUBLISHABLE and caps["daily_cap"] is None:
+            del caps["daily_cap"]  # the publishable default
         return {
-            "scope": self.cleaned_data["scope"],
+            "kind": self.cleaned_data["kind"],
+            "scope": self.cleaned_data["scope"] if self.cleaned_data["kind"] == ApiKey.Kind.SECRET else None,
             "expires_at": expires_at,
             "allowed_ips": self.cleaned_data["allowed_ips"],
+            "allowed_origins": self.cleaned_data["allowed_origins"].split(),
+            "caps": caps,
         }
 
 
@@ -227,3 +258,30 @@ class ThrottledPasswordResetForm(SiteUrlPasswordResetForm):
         if not (per_address and attempt_allowed(scope="password-reset", key=email, limit=limit, window_seconds=window)):
             raise ValidationError("Too many reset requests: wait an hour, or look for the mail we sent.")
         return email
+
+
+class KeyLimitsForm(forms.Form):
+    """A key's name, spend caps and (publishable keys) allowed origins, changed on the keys page."""
+
+    name = forms.CharField(label="Key name", max_length=100)
+    daily_cap = forms.IntegerField(label="Daily cap", required=False, min_value=0, help_text="Credits a UTC day.")
+    monthly_cap = forms.IntegerField(label="Monthly cap", required=False, min_value=0, help_text="Credits a month.")
+    allowed_origins = forms.CharField(
+        label="Allowed origins",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="The sites that may use this publishable key, one a line.",
+    )
+
+    def __init__(self, data: Any = None, *, key: ApiKey) -> None:
+        initial = {"name": key.name, "daily_cap": key.daily_cap, "monthly_cap": key.monthly_cap}
+        super().__init__(data, initial=initial | {"allowed_origins": "\n".join(key.origin_list())})
+        if not key.is_publishable:
+            del self.fields["allowed_origins"]
+
+    def changes(self) -> dict[str, Any]:
+        """As `accounts.keys.KeyChange` takes them."""
+        values = dict(self.cleaned_data)
+        if "allowed_origins" in values:
+            values["allowed_origins"] = values["allowed_origins"].split()
+        return values

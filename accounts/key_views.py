@@ -3,25 +3,30 @@ signing secret (shown, rotated)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.forms import (
-    ApiKeyForm,
-)
+from accounts.forms import ApiKeyForm, KeyLimitsForm
+from accounts.keys import KeyChange, change_summary, created_summary, key_change, key_create
 from accounts.models import (
     SECRET_ROTATION_OVERLAP,
     Account,
     ApiKey,
     AuditEvent,
+    Membership,
 )
-from accounts.permissions import Action
+from accounts.permissions import Action, role_may
 from accounts.two_factor_views import reask_needed
 from accounts.views import confirm_then
+from lib.errors import DomainError
+from lib.widget import snippet
 
 Event = AuditEvent.Action
 
@@ -35,25 +40,61 @@ def keys(request: HttpRequest, account: Account) -> HttpResponse:
     if request.method == "POST" and full and (stale := reask_needed(request)) is not None:
         messages.info(request, "A full key needs your password again; then create it once more.")
         return stale
-    if request.method == "POST" and form.is_valid():
-        # Rendered in this response only: the raw key is never stored, so it cannot be shown again.
-        key, raw = ApiKey.issue(
-            account=account,
-            name=form.cleaned_data["name"],
-            created_by=request.user,
-            key_mode=form.cleaned_data["mode"],
-            **form.limits(),
-        )
-        new_key = {"key": key, "raw": raw}
-        audit(request, account, Event.KEY_CREATED, f"{key.prefix}… “{key.name}”, scope {key.scope}")
+    if request.method == "POST" and form.is_valid() and (new_key := _key_made(request, account, form)):
         form = ApiKeyForm()
     context = {
         "account": account,
         "form": form,
         "keys": account.api_keys.select_related("created_by"),
         "new_key": new_key,
+        "per_ip": settings.PUBLISHABLE_PER_IP_PER_HOUR,
     }
     return render(request, "accounts/keys.html", context)
+
+
+def _key_made(request: HttpRequest, account: Account, form: ApiKeyForm) -> dict[str, Any] | None:
+    """Make the form's key (rendered in this response only: the raw key is never stored), or put
+    the refusal on the form."""
+    limits = form.limits()
+    if limits["kind"] == ApiKey.Kind.PUBLISHABLE and not role_may(_me(request).role, Action.KEYS_ADMIN):
+        form.add_error("kind", "Only an owner or admin may make a publishable key.")
+        return None
+    try:
+        key, raw = key_create(
+            account=account, name=form.cleaned_data["name"], created_by=request.user,
+            key_mode=form.cleaned_data["mode"], **limits,
+        )  # fmt: skip
+    except DomainError as error:
+        form.add_error(error.param if error.param in form.fields else None, error.message)
+        return None
+    audit(request, account, Event.KEY_CREATED, created_summary(key))
+    return {"key": key, "raw": raw, "snippet": snippet(request, raw) if key.is_publishable else ""}
+
+
+@account_required(Action.KEYS)
+@require_http_methods(["GET", "POST"])
+def key_edit(request: HttpRequest, account: Account, key_id: int) -> HttpResponse:
+    """A key's name, spend caps and (a publishable key's, for an owner or admin) allowed origins."""
+    key = get_object_or_404(account.api_keys.active(), pk=key_id)
+    if key.is_publishable and not role_may(_me(request).role, Action.KEYS_ADMIN):
+        raise Http404("Only an owner or admin may change a publishable key.")
+    form = KeyLimitsForm(request.POST or None, key=key)
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = key_change(key=key, change=KeyChange(**form.changes()))
+        except DomainError as error:
+            form.add_error(error.param if error.param in form.fields else None, error.message)
+        else:
+            if changed:
+                audit(request, account, Event.KEY_CHANGED, change_summary(key, changed))
+            messages.success(request, f"The key “{key.name}” is saved.")
+            return redirect("keys")
+    return render(request, "accounts/key_edit.html", {"account": account, "key": key, "form": form})
+
+
+def _me(request: HttpRequest) -> Membership:
+    membership: Membership = request.membership  # type: ignore[attr-defined]  # set by account_required
+    return membership
 
 
 @account_required(Action.KEYS)

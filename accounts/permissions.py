@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db import models
 
 from accounts.models import ApiKey, Role
+from accounts.origins import origin_allowed
 
 
 class Action(models.TextChoices):
@@ -22,6 +23,7 @@ class Action(models.TextChoices):
     BULK = "bulk", "Upload lists (bulk jobs and their previews)"
     JOBS_DELETE = "jobs.delete", "Delete jobs"
     KEYS = "keys", "Create and revoke API keys"
+    KEYS_ADMIN = "keys.admin", "Manage keys over the API; create publishable keys"
     SECRET = "secret", "Read and rotate the signing secret"
     MEMBERS = "members", "Invite and remove members, change roles"
     AUDIT = "audit", "Read the audit log"
@@ -49,7 +51,9 @@ PERMISSIONS: dict[Role, frozenset[Action]] = {
 
 # What a key of each scope may do, within its creator's role (docs/api.md, "Keys and scopes").
 SCOPES: dict[ApiKey.Scope, frozenset[Action]] = {
-    ApiKey.Scope.FULL: frozenset({Action.USAGE, Action.VERIFY, Action.BULK, Action.JOBS_READ, Action.JOBS_DELETE}),
+    ApiKey.Scope.FULL: frozenset(
+        {Action.USAGE, Action.VERIFY, Action.BULK, Action.JOBS_READ, Action.JOBS_DELETE, Action.KEYS_ADMIN}
+    ),
     ApiKey.Scope.VERIFY: frozenset({Action.VERIFY}),  # single (and batch) verification only: no bulk jobs
     ApiKey.Scope.READ: frozenset({Action.USAGE, Action.JOBS_READ}),
 }
@@ -74,6 +78,18 @@ def key_refusal(key: ApiKey, action: Action, *, address: str, now: datetime) -> 
     return None
 
 
+def publishable_refusal(key: ApiKey, *, origin: str | None, single_verify: bool) -> str | None:
+    """Why a publishable key may not be used here, or None: only for one address at a time
+    (POST /v1/verify), only from a page whose `Origin` is one of its allowed origins."""
+    if not single_verify:
+        return "A publishable key may only verify one address (POST /v1/verify)."
+    if not origin:
+        return "A publishable key is used from a web page: this request has no Origin."
+    if not origin_allowed(origin, key.origin_list()):
+        return "This publishable key may not be used from this origin."
+    return None
+
+
 def may(role: str) -> dict[str, bool]:
     """For templates: `can.keys`, `can.jobs_read`… (dots become underscores)."""
     return {action.value.replace(".", "_"): role_may(role, action) for action in Action}
@@ -92,6 +108,7 @@ OUTSIDE_ACCOUNTS: dict[str, str] = {
         ["password_reset", "password_reset_done", "password_reset_confirm", "password_reset_complete"], "anyone"
     ),
     "api-not-found": "anyone (answers 404 not_found)",
+    **dict.fromkeys(["widget", "widget-versioned"], "anyone: the form widget's script, for any site"),
     "job-result-download": "whoever holds the signed, expiring link",
     "signup-confirm": "whoever holds the signed link mailed at sign-up (7 days; grants the credits once)",
     "invitation": "whoever holds the signed link (7 days, once); joining needs the invited address's login",

@@ -50,6 +50,7 @@ urlpatterns = [
     path("settings/audit", views.audit_log, name="audit"),
     path("keys", key_views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", key_views.key_revoke, name="key-revoke"),
+    path("keys/<int:key_id>/edit", key_views.key_edit, name="key-edit"),
     path("settings/signing-secret", key_views.signing_secret, name="signing-secret"),
     path("settings/signing-secret/rotate", key_views.signing_secret_rotate, name="signing-secret-rotate"),
 ]

@@ -34,6 +34,7 @@ DOMAIN_STATUS = {
     "invalid_callback_url": 400,
     "deep_mode_disabled": 400,
     "insufficient_credits": 402,
+    "key_spend_cap_reached": 402,
     "plan_upgrade_required": 403,
     "not_found": 404,
     "job_not_finished": 409,

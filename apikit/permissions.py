@@ -12,8 +12,10 @@ from django.utils import timezone
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from accounts.permissions import key_refusal
+from accounts.models import ApiKey
+from accounts.permissions import key_refusal, publishable_refusal
 from apikit.authentication import ApiClient
+from apikit.cors import allow_origin
 from apikit.exceptions import ApiError
 from lib.client_address import client_address
 
@@ -33,6 +35,17 @@ class KeyPermitted(BasePermission):
         if action is None:
             raise AssertionError(f"{type(view).__name__}.permission has no rule for {method}")
         refusal = key_refusal(client.key, action, address=client_address(request), now=timezone.now())
+        if refusal is None and client.key.is_publishable:
+            refusal = _publishable(request, view, client.key)
         if refusal is not None:
             raise ApiError(403, "key_not_permitted", refusal)
         return True
+
+
+def _publishable(request: Request, view: Any, key: ApiKey) -> str | None:
+    """A publishable key's own rules; once they pass, its origin may read the answer (apikit/cors.py)."""
+    origin = request.headers.get("Origin")
+    refusal = publishable_refusal(key, origin=origin, single_verify=getattr(view, "publishable_keys", False))
+    if refusal is None:
+        allow_origin(request._request, str(origin))
+    return refusal

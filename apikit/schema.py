@@ -17,7 +17,9 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
                 "An API key: `ev_live_` + 32 characters, or a test key `ev_test_` + 32 characters, which answers "
                 "every operation in the same shapes from the sandbox: no credit, no DNS, fixed answers for "
                 "`valid@sandbox.example`, `invalid@sandbox.example`, … (see the README, Test keys), and sees only "
-                "test jobs."
+                "test jobs. A publishable key (`ev_pub_live_…`, `ev_pub_test_…`) is for web pages: `POST /v1/verify` "
+                "only, from the origins it allows (the `Origin` header), its answers without `X-Credits-Remaining` "
+                "(docs/widget.md)."
             ),
         }
 

@@ -50,7 +50,7 @@ class AccountAPIView(APIView):
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
         client = getattr(request, "_user", None)  # not request.user: that would authenticate again
-        if isinstance(client, ApiClient):
+        if isinstance(client, ApiClient) and not client.key.is_publishable:  # a web page sees no balance
             response["X-Credits-Remaining"] = str(client.account.credit_balance)
         limit = rate_limit_of(request)
         if limit is not None:
@@ -95,8 +95,9 @@ def error_responses(*statuses: int, described: dict[int, str] | None = None) -> 
 _DESCRIPTIONS = {
     400: "invalid_request, deep_mode_disabled, invalid_file or invalid_callback_url",
     401: "authentication_required or invalid_api_key (with WWW-Authenticate: Bearer)",
-    402: "insufficient_credits",
-    403: "key_not_permitted: the key's scope, expiry or IP allow-list (or its creator's role) rules this out",
+    402: "insufficient_credits, or key_spend_cap_reached: the key's daily or monthly spend cap",
+    403: "key_not_permitted: the key's scope, expiry or IP allow-list (or its creator's role) rules this out; "
+    "a publishable key may only POST /v1/verify, from one of its allowed origins",
     404: "not_found",
     406: "not_acceptable: the Accept header rules out application/json",
     409: "idempotency_key_in_use",

@@ -55,6 +55,7 @@ MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
     "lib.middleware.ObserveMiddleware",
     "apikit.middleware.NulPathMiddleware",
+    "apikit.cors.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -273,10 +274,16 @@ STORAGES = {
 API_MAX_JSON_BODY_BYTES = 16 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# Verifications a publishable key answers per end-user address an hour (docs/widget.md).
+PUBLISHABLE_PER_IP_PER_HOUR = envint("PUBLISHABLE_PER_IP_PER_HOUR", 30, minimum=1)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apikit.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "apikit.permissions.KeyPermitted"],
-    "DEFAULT_THROTTLE_CLASSES": ["apikit.key_throttle.PlanRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "apikit.key_throttle.PlanRateThrottle",
+        "apikit.key_throttle.PublishableAddressThrottle",
+    ],
     "DEFAULT_PARSER_CLASSES": ["apikit.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["lib.jsonbody.UTF8JSONRenderer"],
     "EXCEPTION_HANDLER": "apikit.exceptions.api_exception_handler",

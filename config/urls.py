@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
 from accounts.apis import AccountApi
 from apikit.exceptions import api_not_found, reads_only
+from apikit.key_endpoints import KeyApi, KeyListApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
@@ -28,6 +29,8 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
     path("", include("jobs.urls")),
     path("account", AccountApi.as_view(), name="api-account"),
+    path("keys", KeyListApi.as_view(), name="api-keys"),
+    path("keys/<int:key_id>", KeyApi.as_view(), name="api-key"),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path(
         "docs",

@@ -69,6 +69,7 @@ class BulkSubmitApi(AccountAPIView):
             email_column=email_column,
             validation_mode=mode,
             key_mode=self.key.key_mode,
+            key=self.key,
         )
         with claim, submitted as submission:
             body, headers = render_json(_receipt(submission)), _receipt_headers(submission.job)

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import models, transaction
 
-from accounts.models import Account, KeyMode
+from accounts.models import Account, ApiKey, KeyMode
+from accounts.spend_caps import cap_require, cap_spend
 from billing.services import credits_require
 from jobs import files, scheduling
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
@@ -117,6 +118,7 @@ def job_submitted(
     no_addresses_ok: bool = True,
     validation_mode: object = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
+    key: ApiKey | None = None,
     notify_email: str = "",
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
@@ -128,6 +130,8 @@ def job_submitted(
     Each is a DomainError that changes nothing; the portal shows it on its field. The
     submission is yielded inside the transaction that creates the job (see `job_created`).
     A test job (`key_mode="test"`, a test key's) costs nothing, so the balance is not asked.
+    The calling API `key`'s spend caps count the list's addresses when the job is made
+    (docs/keys.md, "Spend caps"): a list bigger than what the key has left is refused whole.
     """
     mode = mode_require(validation_mode, sandbox=key_mode == KeyMode.TEST)
     bulk_in_plan(account=account)
@@ -138,6 +142,8 @@ def job_submitted(
         raise NoAddressesNotConfirmed
     if not partial_ok and account.credit_balance < len(found.addresses):
         raise PartialNotConfirmed
+    if key is not None:
+        cap_require(key=key, amount=len(found.addresses))
     filename = upload_filename(upload)
     with job_created(
         account=account,
@@ -148,6 +154,8 @@ def job_submitted(
         key_mode=key_mode,
         notify_email=notify_email,
     ) as submission:
+        if key is not None:
+            cap_spend(key=key, amount=len(found.addresses))  # in the job's transaction: both or neither
         yield submission
 
 

@@ -31,7 +31,8 @@ VERIFY_ERRORS = {
 BATCH_ERRORS = VERIFY_ERRORS | {
     400: f"invalid_request (param `emails`: missing, not a list, empty or over {MAX_BATCH}; an item not a string "
     "or over 1,000 characters; malformed JSON, a bad Idempotency-Key) or deep_mode_disabled",
-    402: "insufficient_credits: the balance cannot pay for every distinct address of the batch; nothing is charged",
+    402: "insufficient_credits: the balance cannot pay for every distinct address of the batch, or "
+    "key_spend_cap_reached: the key's cap cannot; nothing is charged",
     413: "request_too_large: a JSON body over 1 MB",
 }
 
@@ -58,6 +59,7 @@ def _verify_schema(
 
 class VerifyApi(AccountAPIView):
     permission = {"POST": Action.VERIFY}
+    publishable_keys = True  # the one endpoint a publishable key may call (apikit/permissions.py)
 
     @_verify_schema(
         "verify",
@@ -116,7 +118,9 @@ def _verified(view: AccountAPIView, request: Request, emails: list[str], mode: s
     )
     if claim.replay is not None:
         return claim.replay
-    charged = verifications_charged(account=account, emails=emails, mode=mode, live=key.is_live, started=started)
+    charged = verifications_charged(
+        account=account, emails=emails, mode=mode, live=key.is_live, started=started, key=key
+    )
     with claim, charged as results:
         body = render_json(shape([result.to_dict() for result in results]))
         claim.complete(status=200, body=body, headers={"Content-Type": JSON_CONTENT_TYPE})

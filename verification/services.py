@@ -17,7 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from accounts.models import Account
+from accounts.models import Account, ApiKey
+from accounts.spend_caps import cap_require, cap_spend
 from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
@@ -98,6 +99,7 @@ def verifications_charged(
     live: bool = True,
     started: float | None = None,
     source: str = "api",
+    key: ApiKey | None = None,
 ) -> Iterator[list[Verification]]:
     """Verify addresses for an account, answered in order: one credit per distinct address,
     cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
@@ -108,14 +110,18 @@ def verifications_charged(
     in its `with` block commits with the charge or not at all. The API stores its idempotent
     reply there, so a charged request always has its replay and a replay is never charged.
     A test key (`live=False`) gets the sandbox's answers: no credit, no cache, no DNS.
+    The calling API `key`'s spend caps count what it is charged (a test key's what it would be),
+    in the same transaction; past a cap, KeySpendCapReached and nothing charged.
     """
     mode = mode_require(mode, sandbox=not live)
-    if not live:
-        with _sandboxed(emails, mode, started) as results:
-            yield results
-        return
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
+    if key is not None:
+        cap_require(key=key, amount=len(distinct))
+    if not live:
+        with _sandboxed(emails, mode, started, key) as results:
+            yield results
+        return
     credits_require(account=account, amount=len(distinct))
     with deep_request_slot(account_id=account.pk) if mode == ValidationMode.DEEP else contextlib.nullcontext():
         looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
@@ -123,6 +129,8 @@ def verifications_charged(
     withheld = {email for email, (verdict, cached) in looked_up.items() if not cached and _our_fault(verdict)}
     results = [Verification(*looked_up[email], elapsed_ms, charged=email not in withheld) for email in normalised]
     with transaction.atomic():
+        if key is not None:
+            cap_spend(key=key, amount=len(distinct) - len(withheld))
         if len(distinct) > len(withheld):
             credits_spend(account=account, amount=len(distinct) - len(withheld), reference="verify")
         for verdict, cached in looked_up.values():
@@ -143,7 +151,9 @@ def _our_fault(verdict: Verdict) -> bool:
 
 
 @contextmanager
-def _sandboxed(emails: Sequence[str], mode: str, started: float | None) -> Iterator[list[Verification]]:
+def _sandboxed(
+    emails: Sequence[str], mode: str, started: float | None, key: ApiKey | None
+) -> Iterator[list[Verification]]:
     """The sandbox's answers, yielded in a transaction as the charged ones are (for the idempotent reply).
 
     Deep is answered too: the sandbox opens no SMTP session, so an integration can be built
@@ -152,6 +162,8 @@ def _sandboxed(emails: Sequence[str], mode: str, started: float | None) -> Itera
     verdicts = sandbox_verdicts(list(emails), mode)
     elapsed_ms = _elapsed_ms(started)
     with transaction.atomic():
+        if key is not None:
+            cap_spend(key=key, amount=len(set(map(normalise, emails))))
         yield [Verification(verdict, False, elapsed_ms, charged=False) for verdict in verdicts]
 
 

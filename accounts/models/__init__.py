@@ -21,7 +21,15 @@ from accounts.models.account import (
     memberships_of,
     new_signing_secret,
 )
-from accounts.models.keys import API_KEY_PREFIX, LAST_USED_RESOLUTION, TEST_KEY_PREFIX, ApiKey, ApiKeyQuerySet, KeyMode
+from accounts.models.keys import (
+    API_KEY_PREFIX,
+    LAST_USED_RESOLUTION,
+    TEST_KEY_PREFIX,
+    ApiKey,
+    ApiKeyQuerySet,
+    KeyMode,
+    spend_period,
+)
 from accounts.models.security import AUDIT_RETENTION, AuditEvent, LoginWindow, LoginWindowQuerySet, _audit_expiry
 
 __all__ = [
@@ -50,4 +58,5 @@ __all__ = [
     "membership_for",
     "memberships_of",
     "new_signing_secret",
+    "spend_period",
 ]

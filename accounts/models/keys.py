@@ -3,7 +3,7 @@ every API request makes (ApiKeyQuerySet.find)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from typing import Any
 
@@ -18,6 +18,10 @@ from lib.tokens import random_base62, sha256_hex
 
 API_KEY_PREFIX = "ev_live_"
 TEST_KEY_PREFIX = "ev_test_"
+# Publishable keys (docs/widget.md): safe in a web page's source, verify only, from allowed origins.
+PUBLISHABLE_PREFIXES = {"live": "ev_pub_live_", "test": "ev_pub_test_"}
+# How much of a key is kept for display: 12 characters, 16 for a publishable key (its prefix is 12).
+DISPLAY_CHARS = {"secret": 12, "publishable": 16}
 # last_used_at is for people, not for accounting: one write a minute per key is plenty.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
 
@@ -42,6 +46,13 @@ def loaded[M: models.Model](model: type[M], db: str, **values: Any) -> M:
     return model.from_db(db, names, [values[name] for name in names])
 
 
+# What `find` loads beyond the basics: the kind, origins and spend caps every verify consults.
+_CAP_FIELDS = [
+    "kind", "allowed_origins", "daily_cap", "monthly_cap", "spend_day", "spent_day", "spend_month", "spent_month"
+]  # fmt: skip
+_CAP_COLUMNS = ", ".join(f"k.{field}" for field in _CAP_FIELDS)
+
+
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
         return self.filter(revoked_at__isnull=True)
@@ -57,7 +68,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         columns the API reads; any other field loads on first access, as with `.only()`.
         """
         row = sql.fetch_one(
-            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.key_mode,"
+            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.key_mode, {_CAP_COLUMNS},"
             f" a.id, a.credit_balance, p.id, p.code, p.allows_bulk, p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
             f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
@@ -69,7 +80,8 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         if row is None:
             return None
         key_id, last_used_at, scope, expires_at, allowed_ips, role, key_mode = row[:7]
-        account_id, balance, plan_id, code, allows_bulk, rate = row[7:]
+        spending = dict(zip(_CAP_FIELDS, row[7:15], strict=True))
+        account_id, balance, plan_id, code, allows_bulk, rate = row[15:]
         db = self.db
         plan = loaded(Plan, db, id=plan_id, code=code, allows_bulk=allows_bulk, requests_per_second=rate)
         account = loaded(Account, db, id=account_id, plan_id=plan_id, credit_balance=balance)
@@ -84,6 +96,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
             key_mode=key_mode,
             last_used_at=last_used_at and sql.aware(last_used_at),
             revoked_at=None,
+            **spending,
         )
         account.plan, key.account, key.creator_role = plan, account, role
         return key
@@ -95,6 +108,10 @@ class ApiKey(models.Model):
         VERIFY = "verify", "Verify: single and bulk verification only"
         READ = "read", "Read: GET requests only"
 
+    class Kind(models.TextChoices):
+        SECRET = "secret", "Secret: for servers"
+        PUBLISHABLE = "publishable", "Publishable: for web pages (single verify from allowed origins)"
+
     account = models.ForeignKey(Account, models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=100, default="Default")
     scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.FULL)
@@ -104,7 +121,9 @@ class ApiKey(models.Model):
     )
     # The key belongs to the account; who made it decides how long it works (a removed member's stop).
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
-    prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
+    prefix = models.CharField(
+        max_length=16, help_text="First characters (12; 16 publishable), for recognising the key."
+    )
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     key_mode = models.CharField(
         max_length=4, choices=KeyMode.choices, default=KeyMode.LIVE, db_default=KeyMode.LIVE, editable=False
@@ -112,6 +131,18 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    kind = models.CharField(max_length=11, choices=Kind.choices, default=Kind.SECRET, db_default=Kind.SECRET)
+    allowed_origins = models.TextField(
+        blank=True, help_text="Publishable keys: the web origins that may use it, one a line (accounts/origins.py)."
+    )
+    # Spend caps (accounts/spend_caps.py): credits a key may spend per UTC day and calendar month.
+    daily_cap = models.PositiveIntegerField(null=True, blank=True, help_text="Credits a UTC day; empty: no cap.")
+    monthly_cap = models.PositiveIntegerField(null=True, blank=True, help_text="Credits a month; empty: no cap.")
+    # What it spent in its latest day and month: the day as days since 1970, the month as year*12+month-1.
+    spend_day = models.IntegerField(default=0, editable=False)
+    spent_day = models.PositiveIntegerField(default=0, editable=False)
+    spend_month = models.IntegerField(default=0, editable=False)
+    spent_month = models.PositiveIntegerField(default=0, editable=False)
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -133,16 +164,19 @@ class ApiKey(models.Model):
         name: str = "Default",
         created_by: Any = None,
         key_mode: str = KeyMode.LIVE,
+        kind: str = Kind.SECRET,
         **limits: Any,
     ) -> tuple[ApiKey, str]:
         """Create a key (by its account's owner unless `created_by` says who; `limits`: scope,
-        expires_at, allowed_ips); the raw key is returned here and never stored or shown again."""
-        raw = (TEST_KEY_PREFIX if key_mode == KeyMode.TEST else API_KEY_PREFIX) + random_base62(32)
+        expires_at, allowed_ips, allowed_origins, daily_cap, monthly_cap); the raw key is returned
+        here and never stored or shown again."""
+        raw = _key_prefix(kind, key_mode) + random_base62(32)
         creator_id = created_by.pk if created_by is not None else account.owner_id
         key = cls.objects.create(
             account=account,
             name=name,
-            prefix=raw[:12],
+            kind=kind,
+            prefix=raw[: DISPLAY_CHARS[kind]],
             key_hash=sha256_hex(raw),
             created_by_id=creator_id,
             key_mode=key_mode,
@@ -171,6 +205,22 @@ class ApiKey(models.Model):
         return self.key_mode == KeyMode.LIVE
 
     @property
+    def is_publishable(self) -> bool:
+        return self.kind == ApiKey.Kind.PUBLISHABLE
+
+    @property
+    def spent_today(self) -> int:
+        """Credits counted against the daily cap in the current UTC day (accounts/spend_caps.py)."""
+        return self.spent_day if self.spend_day == spend_period(timezone.now())[0] else 0
+
+    @property
+    def spent_this_month(self) -> int:
+        return self.spent_month if self.spend_month == spend_period(timezone.now())[1] else 0
+
+    def origin_list(self) -> list[str]:
+        return [line.strip() for line in self.allowed_origins.splitlines() if line.strip()]
+
+    @property
     def is_active(self) -> bool:
         return self.revoked_at is None
 
@@ -184,3 +234,16 @@ class ApiKey(models.Model):
             return  # fresh enough: spare the hot path a write
         stale = models.Q(last_used_at__isnull=True) | models.Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
         ApiKey.objects.filter(stale, pk=self.pk).update(last_used_at=now)
+
+
+def spend_period(now: datetime) -> tuple[int, int]:
+    """The UTC day and calendar month of `now` as a key's row stores them: days since 1970, and
+    year * 12 + month - 1."""
+    today = now.astimezone(UTC).date()
+    return (today - date(1970, 1, 1)).days, today.year * 12 + today.month - 1
+
+
+def _key_prefix(kind: str, key_mode: str) -> str:
+    if kind == ApiKey.Kind.PUBLISHABLE:
+        return PUBLISHABLE_PREFIXES[key_mode]
+    return TEST_KEY_PREFIX if key_mode == KeyMode.TEST else API_KEY_PREFIX

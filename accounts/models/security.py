@@ -64,6 +64,7 @@ class AuditEvent(models.Model):
         SIGN_IN_FAILED = "sign_in_failed", "Sign-in failed"
         KEY_CREATED = "key_created", "API key created"
         KEY_REVOKED = "key_revoked", "API key revoked"
+        KEY_CHANGED = "key_changed", "API key changed"
         SECRET_ROTATED = "secret_rotated", "Signing secret rotated"
         MEMBER_INVITED = "member_invited", "Member invited"
         MEMBER_JOINED = "member_joined", "Member joined"
@@ -80,7 +81,7 @@ class AuditEvent(models.Model):
     # no one did by hand, what did it, in actor_email: "auto-recharge", "plan renewal".
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     actor_email = models.CharField(max_length=254, blank=True)
-    key_prefix = models.CharField(max_length=12, blank=True)
+    key_prefix = models.CharField(max_length=16, blank=True)
     ip = models.GenericIPAddressField(null=True, blank=True)
     detail = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

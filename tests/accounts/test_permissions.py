@@ -15,6 +15,7 @@ from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
 from apikit.views import AccountAPIView
 from billing.models import Payment
 from jobs.models import Job
+from lib.widget import widget_script
 from tests.conftest import Persona
 from tests.factories import UserFactory
 
@@ -84,6 +85,8 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         ).pk
     if "code" in params:
         values["code"] = "pack_1k"
+    if "version" in params:
+        values["version"] = widget_script().version
     if "invitation_id" in params:
         values["invitation_id"] = Invitation.objects.create(
             account=persona.account, email="invited@company.example.com", role=Role.VIEWER

@@ -6,7 +6,8 @@ import re
 
 from django.urls import reverse
 
-from accounts.models import ApiKey
+from accounts.keys import key_create
+from accounts.models import ApiKey, AuditEvent
 from tests.conftest import Persona
 from tests.support.portal import logged_in
 
@@ -88,6 +89,30 @@ def test_a_key_with_a_bad_network_or_a_past_day_is_not_created(owner: Persona) -
     assert "is not an IP address or a network" in bad_ip
     assert "Choose today or a later day." in past
     assert owner.account.api_keys.count() == 1
+
+
+def test_a_keys_caps_and_origins_are_changed_on_the_keys_page_and_audited(owner: Persona) -> None:
+    key = key_create(
+        account=owner.account, created_by=owner.account.owner, kind="publishable",
+        allowed_origins=["https://shop.example.com"],
+    )[0]  # fmt: skip
+    browser = logged_in(owner)
+    page = browser.get(f"/keys/{key.pk}/edit")
+    assert page.status_code == 200 and b"https://shop.example.com" in page.content
+    form = {"name": "Shop", "daily_cap": "50", "monthly_cap": "", "allowed_origins": "https://*.example.com"}
+    assert browser.post(f"/keys/{key.pk}/edit", form).status_code == 302
+    key.refresh_from_db()
+    assert (key.daily_cap, key.monthly_cap, key.origin_list()) == (50, None, ["https://*.example.com"])
+    assert owner.account.audit_events.filter(action=AuditEvent.Action.KEY_CHANGED).exists()
+    refused = browser.post(f"/keys/{key.pk}/edit", {**form, "allowed_origins": "ftp://x"})
+    assert refused.status_code == 200 and "is not an origin" in refused.content.decode()
+
+
+def test_another_accounts_key_cannot_be_changed(owner: Persona, outsider: Persona) -> None:
+    theirs = outsider.account.api_keys.get()
+    assert logged_in(owner).post(f"/keys/{theirs.pk}/edit", {"name": "Mine"}).status_code == 404
+    theirs.refresh_from_db()
+    assert theirs.name != "Mine"
 
 
 def test_the_keys_page_lists_the_sandbox_addresses_and_their_answers(owner: Persona) -> None:

@@ -93,6 +93,10 @@ OPERATIONS = [
     ("/v1/jobs/{job_id}", "DELETE"),
     ("/v1/jobs/{job_id}/results", "GET"),
     ("/v1/results/{token}", "GET"),
+    ("/v1/keys", "GET"),
+    ("/v1/keys", "POST"),
+    ("/v1/keys/{key_id}", "PATCH"),
+    ("/v1/keys/{key_id}", "DELETE"),
 ]
 
 

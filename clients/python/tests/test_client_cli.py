@@ -104,6 +104,24 @@ def test_a_missing_file_is_a_usage_error(service: LiveService) -> None:
     assert done.returncode == 2 and "error:" in done.stderr
 
 
+def test_keys_are_made_listed_capped_and_revoked_from_the_command_line(service: LiveService) -> None:
+    made = run(
+        service, "keys", "create", "--publishable", "--name", "Shop", "--origin", "https://shop.example.com",
+        key="api_key",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    key = json.loads(made.stdout)
+    assert key["key"].startswith("ev_pub_live_") and key["daily_cap"] == 1000
+    changed = run(
+        service, "keys", "update", str(key["id"]), "--daily-cap", "none", "--monthly-cap", "50", key="api_key"
+    )
+    assert (json.loads(changed.stdout)["daily_cap"], json.loads(changed.stdout)["monthly_cap"]) == (None, 50)
+    listed = json.loads(run(service, "keys", "list", key="api_key").stdout)
+    assert key["id"] in [each["id"] for each in listed] and all("key" not in each for each in listed)
+    assert run(service, "keys", "revoke", str(key["id"]), key="api_key").returncode == 0
+    assert key["id"] not in [each["id"] for each in json.loads(run(service, "keys", "list", key="api_key").stdout)]
+
+
 def test_key_and_base_url_flags_work_after_the_command(service: LiveService) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERIFIER_")}
     args = ["verify", "valid@sandbox.example", "--api-key", service.account["test_api_key"], "--base-url"]

@@ -85,7 +85,88 @@ def _parser() -> argparse.ArgumentParser:
 
     account = add_parser("account", help="plan, balance, usage and the key in use")
     account.set_defaults(run=_account)
+
+    _keys_parser(commands)
+    mcp = commands.add_parser("mcp", help="serve the Model Context Protocol over stdio (needs the [mcp] extra)")
+    mcp.set_defaults(run=_mcp)
     return parser
+
+
+def _keys_parser(commands: Any) -> None:
+    keys = commands.add_parser("keys", help="list, create, change and revoke keys (an owner's or admin's full key)")
+    actions = keys.add_subparsers(required=True, metavar="ACTION")
+    actions.add_parser("list", help="the account's active keys").set_defaults(run=_keys_list)
+    create = actions.add_parser("create", help="make a key; prints it once")
+    create.add_argument("--name", default="Default")
+    create.add_argument("--publishable", action="store_true", help="a publishable key, for web pages (the widget)")
+    create.add_argument("--test", action="store_true", help="a test key: sandbox answers, no credit")
+    create.add_argument("--scope", choices=["full", "verify", "read"])
+    create.add_argument("--origin", action="append", default=[], help="an allowed origin (publishable; repeat)")
+    _cap_arguments(create)
+    create.set_defaults(run=_keys_create)
+    update = actions.add_parser("update", help="rename a key, set its caps or origins")
+    update.add_argument("key_id", type=int)
+    update.add_argument("--name")
+    update.add_argument("--origin", action="append", help="the allowed origins, all of them (repeat)")
+    _cap_arguments(update)
+    update.set_defaults(run=_keys_update)
+    revoke = actions.add_parser("revoke", help="revoke a key at once")
+    revoke.add_argument("key_id", type=int)
+    revoke.set_defaults(run=_keys_revoke)
+
+
+def _cap_arguments(parser: argparse.ArgumentParser) -> None:
+    for period, unit in (("daily", "UTC day"), ("monthly", "calendar month")):
+        parser.add_argument(f"--{period}-cap", type=_cap, default=_UNSET, help=f"credits a {unit}; 'none': no cap")
+
+
+def _cap(text: str) -> int | None:
+    return None if text.lower() == "none" else int(text)
+
+
+def _caps(args: argparse.Namespace) -> dict[str, int | None]:
+    given = {"daily_cap": args.daily_cap, "monthly_cap": args.monthly_cap}
+    return {name: value for name, value in given.items() if value is not _UNSET}
+
+
+def _keys_list(client: Client, args: argparse.Namespace) -> None:
+    _print_json(client.keys())
+
+
+def _keys_create(client: Client, args: argparse.Namespace) -> None:
+    _print_json(
+        client.create_key(
+            name=args.name,
+            kind="publishable" if args.publishable else "secret",
+            mode="test" if args.test else "live",
+            scope=args.scope,
+            allowed_origins=args.origin or None,
+            **_caps(args),
+        )
+    )
+
+
+def _keys_update(client: Client, args: argparse.Namespace) -> None:
+    changes: dict[str, Any] = _caps(args)
+    if args.name is not None:
+        changes["name"] = args.name
+    if args.origin is not None:
+        changes["allowed_origins"] = args.origin
+    _print_json(client.update_key(args.key_id, **changes))
+
+
+def _keys_revoke(client: Client, args: argparse.Namespace) -> None:
+    client.revoke_key(args.key_id)
+    print(f"key {args.key_id} revoked", file=sys.stderr)
+
+
+def _mcp(client: Client, args: argparse.Namespace) -> None:
+    from verifier.mcp_server import serve
+
+    serve(client)
+
+
+_UNSET: Any = object()  # an option not given: the key's value stays
 
 
 def _verify(client: Client, args: argparse.Namespace) -> None:

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, cast
 
 import httpx
 
-from verifier.types import Account, BulkReceipt, Job, JobList, Preview, VerificationResult
+from verifier.types import Account, ApiKey, BulkReceipt, Job, JobList, NewApiKey, Preview, VerificationResult
 
 DEFAULT_BASE_URL = "http://localhost:8000"
 BATCH_LIMIT = 100
@@ -118,6 +118,39 @@ class Client:
     def account(self) -> Account:
         """GET /v1/account: plan, balance, usage and the calling key."""
         return cast(Account, self._request("GET", "/v1/account").json())
+
+    # --- keys (an owner's or admin's full-scope live key) ------------------------------------
+
+    def keys(self) -> list[ApiKey]:
+        """GET /v1/keys: the account's active keys, never a key itself."""
+        return cast(list[ApiKey], self._request("GET", "/v1/keys").json()["data"])
+
+    def create_key(
+        self,
+        *,
+        name: str = "Default",
+        kind: str = "secret",
+        mode: str = "live",
+        scope: str | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        **caps: int | None,
+    ) -> NewApiKey:
+        """POST /v1/keys: a secret or publishable key; `caps`: daily_cap, monthly_cap. The answer's `key`
+        is the key itself, shown this once."""
+        body: dict[str, Any] = {"name": name, "kind": kind, "mode": mode, **caps}
+        if scope is not None:
+            body["scope"] = scope
+        if allowed_origins is not None:
+            body["allowed_origins"] = list(allowed_origins)
+        return cast(NewApiKey, self._request("POST", "/v1/keys", json=body).json())
+
+    def update_key(self, key_id: int, **changes: Any) -> ApiKey:
+        """PATCH /v1/keys/{id}: name, daily_cap, monthly_cap, allowed_origins (None removes a cap)."""
+        return cast(ApiKey, self._request("PATCH", f"/v1/keys/{key_id}", json=changes).json())
+
+    def revoke_key(self, key_id: int) -> None:
+        """DELETE /v1/keys/{id}: the key is refused from now on."""
+        self._request("DELETE", f"/v1/keys/{key_id}")
 
     # --- bulk -----------------------------------------------------------------------------
 

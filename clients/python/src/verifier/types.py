@@ -129,3 +129,26 @@ class Preview(TypedDict):
     estimate: Estimate | None
     estimate_withheld: str | None
     evaluations_left_today: int
+
+
+class ApiKey(TypedDict):
+    """A key as /v1/keys shows it (never the key itself)."""
+
+    id: int
+    kind: Literal["secret", "publishable"]
+    mode: Literal["live", "test"]
+    scope: Literal["full", "verify", "read"]
+    prefix: str
+    name: str
+    allowed_origins: list[str]
+    daily_cap: int | None
+    monthly_cap: int | None
+    spent_today: int
+    spent_this_month: int
+    created_at: str
+    last_used_at: str | None
+    expires_at: str | None
+
+
+class NewApiKey(ApiKey):
+    key: str  # shown in the answer that made it, never again

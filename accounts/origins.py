@@ -1,0 +1,72 @@
+"""Which web pages may use a publishable key: its allowed origins (docs/widget.md, "Allowed origins").
+
+An origin is `scheme://host[:port]` as a browser sends it in the `Origin` header: http or https, a
+host name or address, a port only when it is not the scheme's default. A pattern matches one origin
+exactly, or with `*.` before at least two labels (`https://*.example.com`) any single label there:
+`https://shop.example.com` but neither `https://example.com` nor `https://a.b.example.com`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from lib.errors import DomainError
+
+MAX_ORIGINS = 20
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_HOST = re.compile(rf"(\*\.)?{_LABEL}(\.{_LABEL})*")
+_ADDRESS = re.compile(r"\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\]")
+
+
+class OriginRefused(DomainError):
+    param = "allowed_origins"
+
+
+def origin_normalised(text: str) -> str:
+    """`text` as an origin pattern in its one spelling (lower case, no default port); raises
+    OriginRefused for anything that is not one."""
+    candidate = text.strip().lower()
+    try:
+        parts = urlsplit(candidate)
+        port = parts.port
+    except ValueError:
+        raise OriginRefused(f"“{text}” is not an origin such as https://shop.example.com.") from None
+    host = parts.hostname or ""
+    if parts.scheme not in _DEFAULT_PORTS or parts.path or parts.query or parts.fragment or parts.username:
+        raise OriginRefused(f"“{text}” is not an origin: scheme://host[:port], with no path.")
+    if not (_HOST.fullmatch(host) or _ADDRESS.fullmatch(parts.netloc.rsplit(":", 1)[0] if port else parts.netloc)):
+        raise OriginRefused(f"“{text}” does not name a host.")
+    if host.startswith("*.") and host.count(".") < 2:
+        raise OriginRefused(f"“{text}”: a wildcard stands for one subdomain of a domain, as https://*.example.com.")
+    netloc = parts.netloc.rsplit(":", 1)[0] if port is not None else parts.netloc
+    shown_port = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
+    return f"{parts.scheme}://{netloc}{shown_port}"
+
+
+def origins_normalised(texts: list[str]) -> list[str]:
+    if len(texts) > MAX_ORIGINS:
+        raise OriginRefused(f"At most {MAX_ORIGINS} allowed origins.")
+    return list(dict.fromkeys(origin_normalised(text) for text in texts))
+
+
+def origin_allowed(origin: str, patterns: list[str]) -> bool:
+    """Whether a browser's `Origin` header value matches one of `patterns` (already normalised)."""
+    try:
+        wanted = origin_normalised(origin)
+    except OriginRefused:
+        return False
+    if "*" in wanted:
+        return False  # a page's origin never holds a wildcard
+    return any(_matches(wanted, pattern) for pattern in patterns)
+
+
+def _matches(origin: str, pattern: str) -> bool:
+    if "*." not in pattern:
+        return origin == pattern
+    scheme_and_star, rest = pattern.split("*.", 1)
+    if not origin.startswith(scheme_and_star) or not origin.endswith("." + rest):
+        return False
+    label = origin[len(scheme_and_star) : -len(rest) - 1]
+    return bool(label) and "." not in label and ":" not in label and "/" not in label
