@@ -338,6 +338,16 @@ VERIFIER_SMTP_LOCK_DIR = envstr("VERIFIER_SMTP_LOCK_DIR", "/tmp/verifier-smtp-sl
 VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = envfloat("VERIFIER_SMTP_GREYLIST_RETRY_SECONDS", 300.0)
 # "socks5://host:port": every SMTP connection goes through this proxy.
 VERIFIER_SMTP_PROXY = envstr("VERIFIER_SMTP_PROXY", "")
+# Where sessions leave from (docs/deep.md, "Egresses"): comma-separated `bind:<address>` or
+# `socks5://host:port`, each optionally `|helo=<name>`; empty: this machine's address. Checked at
+# start-up (verification/apps.py).
+VERIFIER_SMTP_EGRESS = envstr("VERIFIER_SMTP_EGRESS", "")
+# Egress health: an egress whose share of sessions refused for its reputation over the last 15
+# minutes (at least 20 sessions) exceeds this rests this long, and the others carry its work.
+VERIFIER_SMTP_EGRESS_BLOCKED_SHARE = envfloat("VERIFIER_SMTP_EGRESS_BLOCKED_SHARE", 0.3, minimum=0.0)
+VERIFIER_SMTP_EGRESS_REST_SECONDS = envfloat("VERIFIER_SMTP_EGRESS_REST_SECONDS", 900.0, minimum=0.0)
+# With REDIS_URL: a politeness lease a process stops renewing (it died) frees itself after this long.
+VERIFIER_SMTP_LEASE_SECONDS = envfloat("VERIFIER_SMTP_LEASE_SECONDS", 5.0, minimum=0.5)
 # Tests only: let MX hosts on loopback and private networks be contacted.
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
 

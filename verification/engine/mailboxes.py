@@ -14,6 +14,11 @@ when its process dies however it dies (no lease to expire or tune, nothing to cl
 kill -9), and it costs no database or Redis round trip. One machine's limit is all we promise
 (docs/deep.md): a second machine has its own IP address, which the MX counts apart.
 
+With egresses (egress.py), the count is per egress and address: what an MX counts is the sending
+address. Where machines share an egress, RedisLeases (leases.py) count across them instead.
+A session refused for the egress's own reputation is asked again through the next egress before
+any recipient is judged; with no egress to use (all resting) every recipient answers RESTING.
+
 A 421 or "too many connections" is no verdict: the group backs off and asks again while its
 deadline allows. A recipient refused as one too many is asked again in a session of its own.
 """
@@ -28,11 +33,15 @@ import hmac
 import ipaddress
 import os
 import random
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Protocol
 
+from verification.engine.egress import DIRECT, Egress, is_reputation_refusal
 from verification.engine.smtp import Session, SmtpConfig, run_session
 from verification.engine.smtp_replies import Meaning, Reply, meaning
 
@@ -57,6 +66,18 @@ UNREACHABLE = Answer(Reply(0, "no MX host answered"), Meaning.UNREACHABLE)
 # A batch's own time ran out before the recipient's session did: ask again later (bulk).
 OUT_OF_TIME = Answer(Reply(0, "not asked before the batch's time ran out"), Meaning.TRY_AGAIN)
 NOT_PUBLIC = Answer(Reply(0, "every MX address is on a non-public network"), Meaning.UNREACHABLE)
+# Every egress rests (refused for its reputation): nothing is asked, the rows are smtp_blocked at once.
+RESTING = Answer(Reply(0, "every SMTP egress is resting after blocklist refusals"), Meaning.BLOCKED)
+
+
+class Slots(Protocol):
+    """Politeness: at most `per_host` sessions at once per egress and MX address."""
+
+    per_host: int
+
+    def held(self, address: str, egress: str = "") -> AbstractAsyncContextManager[None]: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -68,6 +89,9 @@ class Findings:
     # (outcome, MX address, the reply) of each session turned away: what an operator reads when
     # `smtp_blocked` rises ("spamhaus", "reverse hostname", ...)
     refusals: list[tuple[str, str, Reply]] = field(default_factory=list)
+    # Per egress name: sessions that went out through it, and those refused for its reputation.
+    egress_sessions: Counter[str] = field(default_factory=Counter)
+    egress_refused: Counter[str] = field(default_factory=Counter)
 
 
 def probe_address(domain: str, key: bytes, today: date) -> str:
@@ -87,12 +111,15 @@ class HostSlots:
         self.directory.mkdir(parents=True, exist_ok=True)
 
     @contextlib.asynccontextmanager
-    async def held(self, address: str) -> AsyncIterator[None]:
-        fd = await self._acquire(address)
+    async def held(self, address: str, egress: str = "") -> AsyncIterator[None]:
+        fd = await self._acquire(address, egress)
         try:
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock
+
+    async def close(self) -> None:
+        return None  # nothing held between sessions
 
     def try_take(self, name: str) -> int | None:
         """One of `name`'s slots if one is free (its descriptor: close it to give the slot back),
@@ -107,8 +134,10 @@ class HostSlots:
             return fd
         return None
 
-    async def _acquire(self, address: str) -> int:
+    async def _acquire(self, address: str, egress: str) -> int:
         name = ipaddress.ip_address(address).exploded.replace(":", "-")
+        if egress:  # the default egress keeps the address's own files
+            name = hashlib.sha256(egress.encode()).hexdigest()[:12] + "-" + name
         while (fd := self.try_take(name)) is None:
             await asyncio.sleep(_SLOT_POLL_SECONDS)
         return fd
@@ -119,9 +148,11 @@ class Prober:
     config: SmtpConfig
     resolve: HostResolver
     allowed: AddressCheck
-    slots: HostSlots
+    slots: Slots
     backoff_tries: int = _BACKOFF_TRIES  # a single request, which answers at once, tries fewer
+    egresses: tuple[Egress, ...] = (DIRECT,)  # the healthy ones; none: every recipient is RESTING
     findings: Findings = field(default_factory=Findings)
+    _turn: int = 0
 
     async def ask(
         self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
@@ -129,21 +160,23 @@ class Prober:
         """Ask about every recipient: `work` maps MX hosts in preference order to the recipients of
         the domains they serve. Whatever is unanswered after `timeout` seconds gets `unanswered`:
         a single request's limit means the MX was too slow (UNREACHABLE), a batch's is ours
-        (OUT_OF_TIME)."""
+        (OUT_OF_TIME). With no egress to use, nothing is asked: every recipient is RESTING."""
+        groups = [
+            self._group(hosts, share)
+            for hosts, recipients in work.items()
+            for share in _shares(recipients, self.slots.per_host)
+            if self.egresses
+        ]
         try:
             async with asyncio.timeout(timeout):
-                await asyncio.gather(
-                    *(
-                        self._group(hosts, share)
-                        for hosts, recipients in work.items()
-                        for share in _shares(recipients, self.slots.per_host)
-                    )
-                )
+                await asyncio.gather(*groups)
         except TimeoutError:
             pass
+        finally:
+            await self.slots.close()
         for recipients in work.values():
             for recipient in recipients:
-                self.findings.answers.setdefault(recipient, unanswered)
+                self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
         return self.findings
 
     async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
@@ -199,9 +232,27 @@ class Prober:
         return UNREACHABLE
 
     async def _session(self, address: str, recipients: list[str]) -> Session:
-        async with self.slots.held(address):
-            session = await run_session(address, recipients, self.config)
+        """One session, through the egresses in turn until one is not refused for its reputation."""
+        for egress in self._egress_order():
+            session = await self._session_through(egress, address, recipients)
+            if not is_reputation_refusal(session):
+                return session
+            self.findings.egress_refused[egress.name] += 1
+        return session
+
+    def _egress_order(self) -> list[Egress]:
+        """Sessions spread over the egresses in turn; one refused for its reputation in this run goes last."""
+        self._turn += 1
+        start = self._turn % len(self.egresses)
+        turn = [*self.egresses[start:], *self.egresses[:start]]
+        return sorted(turn, key=lambda egress: self.findings.egress_refused[egress.name] > 0)
+
+    async def _session_through(self, egress: Egress, address: str, recipients: list[str]) -> Session:
+        lock = "" if egress is DIRECT else egress.name
+        async with self.slots.held(address, lock):
+            session = await run_session(address, recipients, egress.config(self.config))
         self.findings.sessions.append(session.outcome)
+        self.findings.egress_sessions[egress.name] += 1
         if session.refusal is not None:
             self.findings.refusals.append((session.outcome, address, session.refusal))
         return session

@@ -27,6 +27,7 @@ class SmtpConfig:
     port: int = 25
     timeout: float = 10.0
     proxy: str = ""  # "socks5://host:port": every connection goes through it
+    bind: str = ""  # the local source address to connect from (an egress, egress.py); "": the system's choice
 
 
 @dataclass(slots=True)
@@ -68,6 +69,8 @@ async def open_socket(address: str, config: SmtpConfig) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setblocking(False)
     try:
+        if config.bind:
+            sock.bind((config.bind, 0))
         await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, (address, config.port)), config.timeout)
     except BaseException:
         sock.close()
