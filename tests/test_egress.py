@@ -21,7 +21,7 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.support.deep import farm_zone
+from tests.support.deep import domains_on
 from tests.support.dns_server import DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.mx_farm import MxFarm
@@ -58,12 +58,6 @@ def shared_redis() -> Iterator[redis.Redis]:
     client.flushdb()
     yield client
     client.flushdb()
-
-
-def domains_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]:
-    domains = [f"d{i}.{name}.deepfarm.net" for i in range(count)]
-    farm_zone(dns, dict.fromkeys(domains, [address]))
-    return domains
 
 
 def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, egress: str) -> Prober:
@@ -115,7 +109,7 @@ def test_sessions_are_spread_over_the_bind_egresses_each_saying_its_own_ehlo_nam
     zone: DnsServer, farm: MxFarm, tmp_path: Path
 ) -> None:
     domains = domains_on(zone, SLOW, 12, "spread")
-    work = {(f"mx1.{d}",): [f"alice@{d}"] for d in domains}
+    work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}"] for d in domains}
     findings = asyncio.run(prober(zone, farm, tmp_path, TWO).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.by_source[(A, SLOW)] == farm.stats.by_source[(B, SLOW)] == 6
@@ -138,7 +132,7 @@ def test_a_session_refused_for_its_egress_is_asked_again_through_another_before_
 ) -> None:
     farm.blocked_sources.add(A)
     domains = domains_on(zone, MAILBOX, 6, "listed-egress")
-    work = {(f"mx1.{d}",): [f"alice@{d}", f"bob@{d}"] for d in domains}
+    work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}", f"bob@{d}"] for d in domains}
     findings = asyncio.run(prober(zone, farm, tmp_path, TWO).ask(work, timeout=30))
     meanings = {email: answer.meaning for email, answer in findings.answers.items()}
     assert {meanings[f"alice@{d}"] for d in domains} == {Meaning.ACCEPTED}

@@ -2,8 +2,9 @@
 each process standing for a machine).
 
 python -m tests.support.prober_run NAMESERVER PORT LOCK_DIR [--redis URL] [--egress SPEC] DOMAIN...
--> prints one JSON object: each recipient's meaning. `--redis`: count sessions in Redis (leases)
-rather than in LOCK_DIR's lock files; `--egress`: VERIFIER_SMTP_EGRESS's syntax.
+-> prints one JSON object: each recipient's meaning. Each DOMAIN's MX hosts are mx1.DOMAIN and
+mx2.DOMAIN. `--redis`: count sessions in Redis (leases) rather than in LOCK_DIR's lock files;
+`--egress`: VERIFIER_SMTP_EGRESS's syntax.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def main(nameserver: str, port: str, lock_dir: str, *rest: str) -> None:
         slots=slots,
         egresses=parse_egresses(options.get("--egress", "")),
     )
-    work = {(f"mx1.{domain}",): [f"alice@{domain}"] for domain in domains}
+    work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice@{domain}"] for domain in domains}
     findings = asyncio.run(prober.ask(work, timeout=60))
     print(json.dumps({email: answer.meaning.value for email, answer in findings.answers.items()}))
 

@@ -161,15 +161,16 @@ class Prober:
         the domains they serve. Whatever is unanswered after `timeout` seconds gets `unanswered`:
         a single request's limit means the MX was too slow (UNREACHABLE), a batch's is ours
         (OUT_OF_TIME). With no egress to use, nothing is asked: every recipient is RESTING."""
-        groups = [
-            self._group(hosts, share)
-            for hosts, recipients in work.items()
-            for share in _shares(recipients, self.slots.per_host)
-            if self.egresses
-        ]
         try:
             async with asyncio.timeout(timeout):
-                await asyncio.gather(*groups)
+                merged = await self._by_address(work) if self.egresses else {}
+                await asyncio.gather(
+                    *(
+                        self._group(hosts, share)
+                        for hosts, recipients in merged.items()
+                        for share in _shares(recipients, self.slots.per_host)
+                    )
+                )
         except TimeoutError:
             pass
         finally:
@@ -178,6 +179,23 @@ class Prober:
             for recipient in recipients:
                 self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
         return self.findings
+
+    async def _by_address(self, work: Mapping[tuple[str, ...], list[str]]) -> dict[tuple[str, ...], list[str]]:
+        """The groups, those whose MX hosts resolve to the same addresses made one: MX host names that
+        differ but lead to one address (a host name per Microsoft 365 tenant) share its sessions."""
+        keys = await asyncio.gather(*(self._addresses_of(hosts) for hosts in work))
+        leader: dict[tuple[str, ...], tuple[str, ...]] = {}  # addresses -> the first hosts leading there
+        merged: dict[tuple[str, ...], list[str]] = {}
+        for (hosts, recipients), addresses in zip(work.items(), keys, strict=True):
+            first = leader.setdefault(addresses, hosts) if addresses else hosts  # unresolved: alone
+            merged.setdefault(first, []).extend(recipients)
+        return merged
+
+    async def _addresses_of(self, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        found: list[str] = []
+        for host in hosts:
+            found.extend(await self.resolve(host))
+        return tuple(dict.fromkeys(found))
 
     async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
         waiting = list(recipients)
