@@ -257,3 +257,12 @@ def test_a_held_lease_outlives_its_ttl_while_its_process_renews_it(shared_redis:
             await leases.close()
 
     assert asyncio.run(hold_and_count()) == 1
+
+
+def test_a_mistyped_egress_stops_the_start_naming_it() -> None:
+    env = {**os.environ, "VERIFIER_SMTP_EGRESS": "bind:127.0.0.50,sock5://proxy:1080"}
+    run = subprocess.run(
+        [sys.executable, "manage.py", "check"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode != 0
+    assert "ImproperlyConfigured: VERIFIER_SMTP_EGRESS: 'sock5://proxy:1080'" in run.stderr
