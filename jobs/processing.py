@@ -14,8 +14,7 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -34,7 +33,6 @@ from lib import metrics, sql
 from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
-from verification.engine.mailboxes import HostSlots
 from verification.engine.sandbox import sandbox_verdicts
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken, resolver_last_finding
 
@@ -42,8 +40,6 @@ logger = logging.getLogger(__name__)
 
 # A deep chunk with greylisted (4xx) rows is run again this many times before they stay `unknown`.
 DEEP_RETRY_ROUNDS = 3
-# The lock files bounding how many of a machine's workers run deep chunks at once (_deep_slot).
-DEEP_SLOTS = "bulk-deep-chunks"
 # A chunk whose claim has been taken this many times without finishing has crashed
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
@@ -63,7 +59,7 @@ def chunk_run_next(*, budget: float) -> int:
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
         if _waiting_for_resolver():
             return ran
-        with _deep_slot() as slot:
+        with scheduling.deep_slot() as slot:
             chunk = _claim_next(deep=slot.held)
             if chunk is None:
                 return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
@@ -84,40 +80,6 @@ def _claim_next(*, deep: bool) -> Chunk | None:
         if chunk is not None:
             return chunk
     return None
-
-
-class _Slot:
-    """One of this machine's deep-chunk slots, or none (`held` False)."""
-
-    def __init__(self, fd: int | None) -> None:
-        self.fd = fd
-
-    @property
-    def held(self) -> bool:
-        return self.fd is not None
-
-    def give_back(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor releases the lock
-            self.fd = None
-
-
-@contextmanager
-def _deep_slot() -> Iterator[_Slot]:
-    """Fair share across modes: a live deep chunk holds its worker for as long as mail servers take
-    (up to half a lease), so at most BULK_DEEP_WORKERS of a machine's workers run deep chunks at
-    once (by default all but one), each holding a per-machine lock file for it (the SMTP host
-    slots' kind: released by the kernel however the worker dies). A worker without one takes only
-    fast chunks, so another customer's fast job always finds a worker."""
-    try:
-        slot = _Slot(HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.BULK_DEEP_WORKERS).try_take(DEEP_SLOTS))
-    except OSError:  # an unwritable lock directory stops deep work (its SMTP slots need it too), not fast work
-        logger.exception("no deep-chunk slot: VERIFIER_SMTP_LOCK_DIR %s is unusable", settings.VERIFIER_SMTP_LOCK_DIR)
-        slot = _Slot(None)
-    try:
-        yield slot
-    finally:
-        slot.give_back()
 
 
 def chunk_run(*, chunk_id: int) -> None:

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import processing, tasks
+from jobs import processing, scheduling, tasks
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
@@ -20,7 +20,7 @@ from tests.jobs.test_resolver_trust_bulk import a_minute_later
 from tests.support.dns_server import NXDOMAIN, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
-from verification.engine.mailboxes import HostSlots
+from verification.engine.mailboxes import lock_slot
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid
@@ -200,7 +200,7 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
     settings.BULK_DEEP_WORKERS = 1
     deep_id = deep_upload(owner, ROWS[:4]).json()["id"]  # tasks are not run here: its chunk waits
     fast_id = deep_upload(outsider, ["jane@good.com", "info@good.com"], mode="fast").json()["id"]
-    held = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS)  # another worker's
+    held = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1)  # another worker's
     assert held is not None
     try:
         assert processing.chunk_run_next(budget=5) == 1
@@ -211,7 +211,7 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
         os.close(held)
     assert processing.chunk_run_next(budget=5) == 1
     assert job_body(owner, deep_id)["status"] == "completed"
-    again = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS)
+    again = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1)
     assert again is not None  # given back after the chunk
     os.close(again)
 
@@ -225,7 +225,7 @@ def test_a_fast_chunk_does_not_keep_the_deep_slot(
     real = processing._process
 
     def process(chunk: Any) -> None:  # what another worker would find while this one runs it
-        taken.append(HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS))
+        taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1))
         real(chunk)
 
     monkeypatch.setattr(processing, "_process", process)

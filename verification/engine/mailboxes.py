@@ -101,9 +101,24 @@ def probe_address(domain: str, key: bytes, today: date) -> str:
     return f"{digest[:20]}@{domain}"
 
 
+def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
+    """One of `name`'s `count` per-machine lock files, if one is free (its descriptor: close it to
+    give the slot back; the kernel does so when the process dies), else None at once. HostSlots
+    takes them per MX address; the bulk workers' deep-chunk gate (jobs/scheduling.py) by name."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for slot in random.sample(range(count), count):
+        fd = os.open(Path(directory) / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return fd
+    return None
+
+
 class HostSlots:
-    """At most `per_host` sessions at once to one address from this machine (module docstring).
-    The same lock files bound other per-machine things by name (bulk workers on deep chunks)."""
+    """At most `per_host` sessions at once to one address from this machine (module docstring)."""
 
     def __init__(self, directory: str | Path, per_host: int) -> None:
         self.directory = Path(directory)
@@ -121,24 +136,11 @@ class HostSlots:
     async def close(self) -> None:
         return None  # nothing held between sessions
 
-    def try_take(self, name: str) -> int | None:
-        """One of `name`'s slots if one is free (its descriptor: close it to give the slot back),
-        else None at once."""
-        for slot in random.sample(range(self.per_host), self.per_host):
-            fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            return fd
-        return None
-
     async def _acquire(self, address: str, egress: str) -> int:
         name = ipaddress.ip_address(address).exploded.replace(":", "-")
         if egress:  # the default egress keeps the address's own files
             name = hashlib.sha256(egress.encode()).hexdigest()[:12] + "-" + name
-        while (fd := self.try_take(name)) is None:
+        while (fd := lock_slot(self.directory, name, self.per_host)) is None:
             await asyncio.sleep(_SLOT_POLL_SECONDS)
         return fd
 
