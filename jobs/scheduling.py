@@ -9,7 +9,7 @@ customers' backlogs, whatever sits ahead of it in the queue.
 
 How many such tasks exist is bounded: a new job queues one per chunk up to
 BULK_PARALLEL_CHUNKS, and a task that ran a chunk queues one successor while any chunk is
-waiting. The claim itself (lease, attempt count, reservation) is `processing.chunk_claim`,
+waiting. The claim itself (lease, attempt count, reservation) is `chunks.chunk_claim`,
 unchanged: who runs a chunk is decided by its conditional UPDATE, so two workers picking the
 same chunk cost one a second pick, never a second run.
 """
@@ -66,7 +66,7 @@ def is_slow(job: Job) -> bool:
 
 def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:
     """Up to `limit` chunk ids in the order they should be taken: one per job, fairest first.
-    `deep=False` leaves live deep jobs out (this worker holds no deep slot: processing.py)."""
+    `deep=False` leaves live deep jobs out (this worker holds no deep slot: deep_slot below)."""
     now = timezone.now()
     waiting = Chunk.objects.filter(claimable(now), job__status__in=UNFINISHED)
     if not deep:

@@ -1,5 +1,5 @@
 """Bulk jobs: a submission's checks (plan, balance, file, callback URL, rows), the job and its
-chunks, and the time it is estimated to take. Running the chunks is jobs/processing.py.
+chunks, and the time it is estimated to take. Running the chunks is jobs/worker.py and jobs/chunks.py.
 """
 
 from __future__ import annotations
