@@ -29,7 +29,7 @@ from django.utils import timezone
 from accounts.models import KeyMode
 from jobs import queue
 from jobs.models import Chunk, Job
-from verification.engine.mailboxes import lock_slot
+from verification.engine.smtp_scheduling import lock_slot
 
 logger = logging.getLogger(__name__)
 # The lock files bounding how many of a machine's workers run deep chunks at once (deep_slot).

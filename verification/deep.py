@@ -24,7 +24,9 @@ from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.core import DomainLookup
 from verification.engine.deep import catch_all_of, deep_verdict
 from verification.engine.leases import RedisLeases
-from verification.engine.mailboxes import (
+from verification.engine.mxhosts import host_resolver
+from verification.engine.smtp import SmtpConfig
+from verification.engine.smtp_scheduling import (
     OUT_OF_TIME,
     UNREACHABLE,
     Answer,
@@ -34,8 +36,6 @@ from verification.engine.mailboxes import (
     Slots,
     probe_address,
 )
-from verification.engine.mxhosts import host_resolver
-from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config

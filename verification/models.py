@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
-from verification.engine.mailboxes import Answer
 from verification.engine.modes import ValidationMode
 from verification.engine.smtp_replies import Meaning, Reply
+from verification.engine.smtp_scheduling import Answer
 
 SQLITE_WRITE_BATCH = 200
 

@@ -10,7 +10,7 @@ from tests.jobs.test_deep_jobs import deep_upload
 from tests.jobs.test_processing import job_body
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
-from verification.engine.mailboxes import RECIPIENTS_A_SESSION
+from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION
 
 MAILBOX = "127.0.0.2"  # alice exists, others do not
 

@@ -16,9 +16,9 @@ import sys
 from verification.engine.dns import ResolverConfig
 from verification.engine.egress import parse_egresses
 from verification.engine.leases import RedisLeases
-from verification.engine.mailboxes import HostSlots, Prober, Slots
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
+from verification.engine.smtp_scheduling import HostSlots, Prober, Slots
 
 
 def main(nameserver: str, port: str, lock_dir: str, *rest: str) -> None:

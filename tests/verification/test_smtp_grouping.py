@@ -12,10 +12,10 @@ import pytest
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
 from verification.engine.dns import ResolverConfig
-from verification.engine.mailboxes import RECIPIENTS_A_SESSION, HostSlots, Prober
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION, HostSlots, Prober
 
 MAILBOX = "127.0.0.2"  # alice exists, others do not
 

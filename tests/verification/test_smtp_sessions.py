@@ -19,10 +19,10 @@ from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
 from verification.engine.dns import ResolverConfig
-from verification.engine.mailboxes import HostSlots, Prober
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp_scheduling import HostSlots, Prober
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others

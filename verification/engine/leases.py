@@ -7,7 +7,7 @@ it expires (Redis's own clock, so machines' clocks need not agree). Taking one d
 members and adds ours only while fewer than `per_host` remain, in one script (atomic). A held
 lease is renewed every third of its life; a process that dies stops renewing it, and it frees
 itself within `ttl` seconds. Without Redis (the embedded default) the lock files of
-mailboxes.HostSlots count one machine's sessions, which is enough while each machine has its own
+smtp_scheduling.HostSlots count one machine's sessions, which is enough while each machine has its own
 sending address.
 """
 

@@ -4,7 +4,7 @@ banner, EHLO, STARTTLS when offered (no certificate check, as MTAs do), MAIL FRO
 recipient, QUIT. Never DATA, never VRFY. aiosmtplib speaks the protocol; it is handed a socket we
 connected ourselves (directly or through a SOCKS5 proxy), so the connection goes to exactly the
 address the caller vetted. Every step waits at most `timeout` seconds. What the replies mean is
-smtp_replies.py's business; which address to ask, and when, is mailboxes.py's.
+smtp_replies.py's business; which address to ask, and when, is smtp_scheduling.py's.
 """
 
 from __future__ import annotations

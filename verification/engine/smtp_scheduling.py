@@ -1,7 +1,10 @@
-"""Which MX address to ask about which mailboxes, and when: the scheduling of deep verification.
+"""The scheduling of deep verification's SMTP sessions: which MX address to ask about which
+mailboxes, through which egress, and when (politeness and grouping; the dialogue itself is
+smtp.py, what the replies mean smtp_replies.py).
 
-Recipients are grouped by their domains' MX hosts (domains naming the same hosts, as every domain
-one provider hosts does, share a group): each group's recipients (the addresses, then the
+Recipients are grouped by their domains' MX addresses (domains naming the same hosts, as every
+domain one provider hosts does, or hosts that resolve to the same addresses, share a group): each
+group's recipients (the addresses, then the
 catch-all probes) go to its MX hosts in preference order, in one session where the server
 allows (a group of more than RECIPIENTS_A_SESSION is dealt among up to `per_host` sessions): a
 host that refuses, stays silent or answers 4xx at connect passes the turn to the next. Groups run
