@@ -266,3 +266,18 @@ def test_a_mistyped_egress_stops_the_start_naming_it() -> None:
     )
     assert run.returncode != 0
     assert "ImproperlyConfigured: VERIFIER_SMTP_EGRESS: 'sock5://proxy:1080'" in run.stderr
+
+
+def test_hundreds_of_sessions_at_once_take_turns_on_a_few_redis_connections(shared_redis: redis.Redis) -> None:
+    async def many() -> None:
+        leases = RedisLeases(REDIS_URL, 3, ttl=2.0)
+
+        async def session(n: int) -> None:
+            async with leases.held(f"127.0.3.{n % 200 + 1}", "many"):
+                await asyncio.sleep(0.02)
+
+        await asyncio.gather(*(session(n) for n in range(600)))
+        await leases.close()
+
+    asyncio.run(many())  # no "Too many connections"
+    assert shared_redis.dbsize() == 0  # every lease given back

@@ -24,6 +24,8 @@ import redis.asyncio as aioredis
 # A lease not renewed frees itself after this many seconds (VERIFIER_SMTP_LEASE_SECONDS).
 LEASE_SECONDS = 5.0
 _POLL_SECONDS = 0.02
+# Redis connections one event loop (a bulk chunk's, a request's) uses for its leases at most.
+POOL_CONNECTIONS = 16
 _TAKE = """
 local now = redis.call('TIME')
 local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
@@ -75,12 +77,15 @@ class RedisLeases:
 
     async def close(self) -> None:
         if self._client is not None:
-            await self._client.aclose()
+            await self._client.aclose(close_connection_pool=True)
             self._client = None
 
     def _connected(self) -> aioredis.Redis:
+        """One client per event loop, on a bounded pool whose callers wait for a free connection:
+        hundreds of sessions at once take turns on a few connections rather than open one each."""
         if self._client is None:
-            self._client = aioredis.Redis.from_url(self.url)
+            pool = aioredis.BlockingConnectionPool.from_url(self.url, max_connections=POOL_CONNECTIONS, timeout=None)
+            self._client = aioredis.Redis(connection_pool=pool)
         return self._client
 
     async def _renew(self, client: aioredis.Redis, key: str, token: str) -> None:
