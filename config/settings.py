@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    "accounts.middleware.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -350,6 +351,8 @@ VERIFIER_SMTP_EGRESS_REST_SECONDS = envfloat("VERIFIER_SMTP_EGRESS_REST_SECONDS"
 VERIFIER_SMTP_LEASE_SECONDS = envfloat("VERIFIER_SMTP_LEASE_SECONDS", 5.0, minimum=0.5)
 # Tests only: let MX hosts on loopback and private networks be contacted.
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
+# Deep verifications one account may have waiting on mail servers at once (verification/deep_requests.py).
+VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = envint("VERIFIER_DEEP_REQUESTS_PER_ACCOUNT", 4, minimum=1)
 
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)
