@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,14 +51,19 @@ def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
 
 @pytest.fixture
 def shared_redis() -> Iterator[redis.Redis]:
+    """The Redis the lease tests share with other test processes: each test keys its leases by an
+    egress name of its own, and leases expire by themselves, so nothing is flushed."""
     client = redis.Redis.from_url(REDIS_URL)
     try:
         client.ping()
     except redis.ConnectionError:
         pytest.skip("no Redis on 127.0.0.1:6379 (CI always has one)")
-    client.flushdb()
     yield client
-    client.flushdb()
+    client.close()
+
+
+def own_egress() -> str:
+    return f"bind:{A}-{uuid.uuid4().hex[:8]}"
 
 
 def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, egress: str) -> Prober:
@@ -217,15 +223,16 @@ def test_two_machines_behind_one_egress_never_exceed_the_cap_at_an_mx_address(
 
 
 def test_a_dead_processes_leases_free_within_seconds(shared_redis: redis.Redis) -> None:
+    egress = own_egress()
     holder = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.lease_hold", REDIS_URL, SLOW, f"bind:{A}", "3", "1.0"],
+        [sys.executable, "-m", "tests.support.lease_hold", REDIS_URL, SLOW, egress, "3", "1.0"],
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        assert shared_redis.zcard(lease_key(SLOW, f"bind:{A}")) == 3
+        assert shared_redis.zcard(lease_key(SLOW, egress)) == 3
     finally:
         os.killpg(holder.pid, signal.SIGKILL)
         holder.wait(timeout=10)
@@ -233,7 +240,7 @@ def test_a_dead_processes_leases_free_within_seconds(shared_redis: redis.Redis) 
     async def take() -> float:
         started = time.monotonic()
         leases = RedisLeases(REDIS_URL, 3, ttl=1.0)
-        async with asyncio.timeout(10), leases.held(SLOW, f"bind:{A}"):
+        async with asyncio.timeout(10), leases.held(SLOW, egress):
             waited = time.monotonic() - started
         await leases.close()
         return waited
@@ -242,13 +249,15 @@ def test_a_dead_processes_leases_free_within_seconds(shared_redis: redis.Redis) 
 
 
 def test_a_held_lease_outlives_its_ttl_while_its_process_renews_it(shared_redis: redis.Redis) -> None:
+    egress = own_egress()
+
     async def hold_and_count() -> int:
-        leases, other = RedisLeases(REDIS_URL, 1, ttl=0.6), RedisLeases(REDIS_URL, 1, ttl=0.6)
+        leases, other = RedisLeases(REDIS_URL, 1, ttl=1.0), RedisLeases(REDIS_URL, 1, ttl=1.0)
         try:
-            async with leases.held(SLOW, "renewed"):
-                await asyncio.sleep(1.5)  # past two lifetimes: renewed, still ours
+            async with leases.held(SLOW, egress):
+                await asyncio.sleep(2.5)  # past two lifetimes: renewed, still ours
                 try:
-                    async with asyncio.timeout(0.3), other.held(SLOW, "renewed"):
+                    async with asyncio.timeout(0.3), other.held(SLOW, egress):
                         return 2
                 except TimeoutError:
                     return 1
@@ -269,15 +278,17 @@ def test_a_mistyped_egress_stops_the_start_naming_it() -> None:
 
 
 def test_hundreds_of_sessions_at_once_take_turns_on_a_few_redis_connections(shared_redis: redis.Redis) -> None:
+    egress = own_egress()
+
     async def many() -> None:
         leases = RedisLeases(REDIS_URL, 3, ttl=2.0)
 
         async def session(n: int) -> None:
-            async with leases.held(f"127.0.3.{n % 200 + 1}", "many"):
+            async with leases.held(f"127.0.3.{n % 200 + 1}", egress):
                 await asyncio.sleep(0.02)
 
         await asyncio.gather(*(session(n) for n in range(600)))
         await leases.close()
 
     asyncio.run(many())  # no "Too many connections"
-    assert shared_redis.dbsize() == 0  # every lease given back
+    assert not shared_redis.keys(f"verifier:smtp-lease:{egress}|*")  # every lease given back
