@@ -4,15 +4,17 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from lib.schedules import Every, keep_schedules
+from lib.schedules import keep_schedules
 
 
 class VerificationConfig(AppConfig):
     name = "verification"
 
     def ready(self) -> None:
+        from verification import queue
+
         _egresses_checked()
-        keep_schedules(self, Every(60, "verification: prune expired rows", "verification.tasks.prune_expired"))
+        keep_schedules(self, *queue.SCHEDULES)
 
 
 def _egresses_checked() -> None:
