@@ -4,9 +4,12 @@ A fresh SQLite stack (gunicorn, one qcluster) with deep mode on, pointed at benc
 2,000 rows over 400 domains whose MX hosts sit on 100 loopback addresses (four domains each),
 every SMTP reply 50 ms late. Clock: upload (validation_mode=deep) → signed callback. One second
 after the deep upload, another account uploads a 50-row fast job: its upload → callback must stay
-within 2 s. Then single deep verifications against an MX answering at once, p50 and p99, against
-fast verifications of the same domain. The farm reports the sessions opened and the most
-connections one address had at once (never more than 3).
+within 1 s. Then single deep verifications against an MX answering at once, p50 and p99, against
+fast verifications of the same domain, and 20,000 rows over 4,000 domains on the same 100
+addresses. The farm reports the sessions opened and the most connections one address had at once
+(never more than 3). Last, "two machines": the 2,000 rows on PostgreSQL and Redis with two
+qclusters, each with a lock directory of its own, both sending from one egress (bind:127.0.0.50):
+the farm must still count at most 3 at once per address.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import json
 import subprocess
 import tempfile
 import time
+from typing import Any
 
 import requests
 
@@ -26,6 +30,8 @@ from bench.results import Measurement, percentile
 from bench.stack import Stack
 
 ROWS, DOMAINS, ADDRESSES, DELAY_MS = 2000, 400, 100, 50
+LARGE_ROWS, LARGE_DOMAINS = 20_000, 4_000
+SHARED_EGRESS = "bind:127.0.0.50"
 SMALL_ROWS = 50
 SINGLE_REQUESTS = 60
 NO_RATE_LIMIT = "from accounts.models import Plan; Plan.objects.update(requests_per_second=10**6)"
@@ -33,12 +39,14 @@ DEEP_JOB = "2,000 rows, 400 domains on 100 MX addresses, replies 50 ms late: upl
 FAST_BESIDE = "a 50-row fast job of another account during it: upload → callback"
 SINGLE_DEEP = "single deep verify, MX answering at once"
 SINGLE_FAST = "single fast verify, same domain"
+DEEP_LARGE = "20,000 rows, 4,000 domains on the same 100 MX addresses: upload → callback"
+DEEP_MACHINES = "2,000 rows, two qclusters (PostgreSQL, Redis) behind one egress: upload → callback"
 
 
-def rows() -> bytes:
+def rows(count: int = ROWS, domains: int = DOMAINS) -> bytes:
     """Five addresses a domain: the four mailboxes that exist and one that does not."""
-    emails = [f"{local}@{domain(i)}" for i in range(DOMAINS) for local in (*MAILBOXES, "nobody")]
-    return ("email\n" + "\n".join(emails[:ROWS]) + "\n").encode()
+    emails = [f"{local}@{domain(i)}" for i in range(domains) for local in (*MAILBOXES, "nobody")]
+    return ("email\n" + "\n".join(emails[:count]) + "\n").encode()
 
 
 def run() -> list[Measurement]:
@@ -50,7 +58,7 @@ def run() -> list[Measurement]:
             "--addresses",
             str(ADDRESSES),
             "--domains",
-            str(DOMAINS),
+            str(LARGE_DOMAINS),
             "--delay-ms",
             str(DELAY_MS),
         ],
@@ -61,7 +69,8 @@ def run() -> list[Measurement]:
     try:
         assert farm.stdout is not None and farm.stdin is not None
         started = json.loads(farm.stdout.readline())
-        return _run(started["dns"], started["smtp_port"], farm)
+        measured = _run(started["dns"], started["smtp_port"], farm)
+        return [*measured, _machines(started["dns"], started["smtp_port"], farm)]
     finally:
         farm.terminate()
         farm.wait(timeout=10)
@@ -74,16 +83,19 @@ def _farm_counts(farm: subprocess.Popen[str]) -> dict[str, int]:
     return dict(json.loads(farm.stdout.readline()))
 
 
-def _run(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> list[Measurement]:
-    env = {
+def _env(smtp_port: int) -> dict[str, str]:
+    return {
         "VERIFIER_DEEP_MODE": "1",
         "VERIFIER_SMTP_PORT": str(smtp_port),
         "VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS": "1",
         "VERIFIER_SMTP_LOCK_DIR": tempfile.mkdtemp(prefix="bench-smtp-slots-"),
         "VERIFIER_SMTP_FROM": "verify@deepbench.net",
     }
-    with Stack("sqlite", dns_address, extra_env=env) as stack, Receiver() as receiver:
-        deep_account = stack.create_account("deep@bench.example", credits=ROWS + 1000)
+
+
+def _run(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> list[Measurement]:
+    with Stack("sqlite", dns_address, extra_env=_env(smtp_port)) as stack, Receiver() as receiver:
+        deep_account = stack.create_account("deep@bench.example", credits=ROWS + LARGE_ROWS + 1000)
         stack.shell(NO_RATE_LIMIT)  # the single verifications run back to back
         fast_account = stack.create_account("fast@bench.example", credits=1000)
         stack.start_web(workers=2)
@@ -101,6 +113,7 @@ def _run(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> list[
         counts = _farm_counts(farm)
         job = bulk._job(stack, deep_account, deep_id)
         singles = [_singles(stack, deep_account.api_key, mode) for mode in ("deep", "fast")]
+        large = _job(stack, deep_account, receiver, farm, rows(LARGE_ROWS, LARGE_DOMAINS), DEEP_LARGE)
     errors = [] if counts["peak_per_address"] <= 3 else [f"{counts['peak_per_address']} connections to one address"]
     if job["progress"]["processed"] != ROWS or counts["data_commands"]:
         errors.append(f"processed {job['progress']}, DATA commands {counts['data_commands']}")
@@ -113,7 +126,39 @@ def _run(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> list[
         Measurement("deep", DEEP_JOB, "rows/s", ROWS / deep_seconds, ROWS, deep_seconds, extra=extra, errors=errors),
         Measurement("deep", FAST_BESIDE, "s", small_seconds, SMALL_ROWS, small_seconds),
         *singles,
+        large,
     ]
+
+
+def _job(
+    stack: Stack, account: Any, receiver: Receiver, farm: subprocess.Popen[str], content: bytes, case: str
+) -> Measurement:
+    """One deep job, upload → callback, with the farm's counts of its sessions."""
+    _farm_counts(farm)  # reset
+    count = content.count(b"\n") - 1
+    started = time.monotonic()
+    job_id = _upload(stack, account.api_key, content, receiver.url, "deep")
+    seconds = bulk._wait(stack, account, receiver, job_id).arrived - started
+    counts = _farm_counts(farm)
+    progress = bulk._job(stack, account, job_id)["progress"]
+    errors = [] if counts["peak_per_address"] <= 3 else [f"{counts['peak_per_address']} connections to one address"]
+    if progress["processed"] != count or counts["data_commands"]:
+        errors.append(f"processed {progress}, DATA commands {counts['data_commands']}")
+    extra = {"sessions": counts["sessions"], "peak_per_address": counts["peak_per_address"], "progress": progress}
+    return Measurement("deep", case, "rows/s", count / seconds, count, seconds, extra=extra, errors=errors)
+
+
+def _machines(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> Measurement:
+    """Two qclusters standing for two machines (a lock directory each) behind one egress, sharing
+    PostgreSQL and Redis: the leases in Redis keep the farm's count at 3 an address."""
+    env = {**_env(smtp_port), "VERIFIER_SMTP_EGRESS": SHARED_EGRESS}
+    with Stack("postgres", dns_address, extra_env=env) as stack, Receiver() as receiver:
+        account = stack.create_account("machines@bench.example", credits=ROWS + 1000)
+        stack.start_web(workers=2)
+        for _ in range(2):
+            stack.start_qcluster(VERIFIER_SMTP_LOCK_DIR=tempfile.mkdtemp(prefix="bench-machine-"))
+        time.sleep(bulk.WORKER_BOOT_SECONDS)
+        return _job(stack, account, receiver, farm, rows(), DEEP_MACHINES)
 
 
 def _upload(stack: Stack, api_key: str, content: bytes, callback_url: str, mode: str) -> str:

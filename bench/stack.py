@@ -109,8 +109,10 @@ class Stack:
         )  # fmt: skip
         wait_for_port(self.port, process=self.web)
 
-    def start_qcluster(self) -> None:
-        self.workers.append(self.processes.start(PY, "manage.py", "qcluster"))
+    def start_qcluster(self, **env: str) -> None:
+        """A qcluster; `env` overrides the stack's environment for it alone (a machine of its own)."""
+        own = {**self.processes.env, **env} if env else None
+        self.workers.append(self.processes.start(PY, "manage.py", "qcluster", env=own))
 
     def web_memory(self) -> GroupMemory:
         """Peak RSS of gunicorn's workers (the arbiter excluded)."""

@@ -349,6 +349,16 @@ VERIFIER_SMTP_LOCK_DIR = envstr("VERIFIER_SMTP_LOCK_DIR", "/tmp/verifier-smtp-sl
 VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = envfloat("VERIFIER_SMTP_GREYLIST_RETRY_SECONDS", 300.0)
 # "socks5://host:port": every SMTP connection goes through this proxy.
 VERIFIER_SMTP_PROXY = envstr("VERIFIER_SMTP_PROXY", "")
+# Where sessions leave from (docs/deep.md, "Egresses"): comma-separated `bind:<address>` or
+# `socks5://host:port`, each optionally `|helo=<name>`; empty: this machine's address. Checked at
+# start-up (verification/apps.py).
+VERIFIER_SMTP_EGRESS = envstr("VERIFIER_SMTP_EGRESS", "")
+# Egress health: an egress whose share of sessions refused for its reputation over the last 15
+# minutes (at least 20 sessions) exceeds this rests this long, and the others carry its work.
+VERIFIER_SMTP_EGRESS_BLOCKED_SHARE = envfloat("VERIFIER_SMTP_EGRESS_BLOCKED_SHARE", 0.3, minimum=0.0)
+VERIFIER_SMTP_EGRESS_REST_SECONDS = envfloat("VERIFIER_SMTP_EGRESS_REST_SECONDS", 900.0, minimum=0.0)
+# With REDIS_URL: a politeness lease a process stops renewing (it died) frees itself after this long.
+VERIFIER_SMTP_LEASE_SECONDS = envfloat("VERIFIER_SMTP_LEASE_SECONDS", 5.0, minimum=0.5)
 # Tests only: let MX hosts on loopback and private networks be contacted.
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
 # Deep verifications one account may have waiting on mail servers at once (verification/deep_requests.py).
@@ -361,8 +371,9 @@ CALLBACK_RETRY_FACTOR = envfloat("CALLBACK_RETRY_FACTOR", 4.0, minimum=1.0)
 CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
 # Rows per chunk: one worker task, one credit reservation, one result part.
 BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
-# A deep job's chunks are at most this many rows (their SMTP sessions hold a worker: docs/deep.md).
-BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 200, minimum=1)
+# A deep job's chunks hold this many rows (at most BULK_CHUNK_SIZE), grouped by MX address within
+# each: a job of up to this many rows is asked as a whole (docs/deep.md, Bulk jobs).
+BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 2000, minimum=1)
 # How many of a machine's bulk workers may run deep chunks at once: all but one by default, so a
 # fast job always finds a worker while deep jobs wait on mail servers (docs/deep.md, Bulk jobs).
 BULK_DEEP_WORKERS = envint("BULK_DEEP_WORKERS", max(1, Q_WORKERS - 1), minimum=1)

@@ -5,8 +5,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts.models import Account
+from jobs.lifecycle import job_cancel, job_retry
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
-from jobs.processing import job_cancel, job_retry
 from lib.admin import ReadOnlyAdmin, ReadOnlyInline
 
 

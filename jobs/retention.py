@@ -1,5 +1,5 @@
 """How a finished job's files end: by retention, JOB_RETENTION_DAYS after it finished (deleting a
-job with its files is `jobs.processing.job_delete`)."""
+job with its files is `jobs.lifecycle.job_delete`)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from rest_framework import serializers
 
 from jobs.downloads import result_url
 from jobs.models import BREAKDOWN_KEYS, Job
-from jobs.processing import jobs_wait_for_resolver
 from jobs.results import STATUSES
+from jobs.worker import jobs_wait_for_resolver
 from verification.engine.modes import VALIDATION_MODES
 from verification.engine.providers import PROVIDERS
 

@@ -1,5 +1,5 @@
 """Bulk jobs: a submission's checks (plan, balance, file, callback URL, rows), the job and its
-chunks, and the time it is estimated to take. Running the chunks is jobs/processing.py.
+chunks, and the time it is estimated to take. Running the chunks is jobs/worker.py and jobs/chunks.py.
 """
 
 from __future__ import annotations
@@ -260,10 +260,12 @@ MIN_CHUNK_SIZE = 25
 
 def chunk_size_for(total: int, *, mode: str = ValidationMode.FAST) -> int:
     """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it. A deep
-    chunk is at most BULK_DEEP_CHUNK_SIZE rows: it waits on mail servers, and a worker holding it
-    is one another customer's fast job cannot have (fair share, docs/deep.md)."""
-    size = min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
-    return min(size, settings.BULK_DEEP_CHUNK_SIZE) if mode == ValidationMode.DEEP else size
+    chunk is BULK_DEEP_CHUNK_SIZE rows (at most BULK_CHUNK_SIZE), never cut smaller for progress:
+    its rows are grouped by MX address within it, so a small job split ten ways would open ten
+    times the sessions it needs (docs/deep.md, "Bulk jobs")."""
+    if mode == ValidationMode.DEEP:
+        return min(settings.BULK_CHUNK_SIZE, settings.BULK_DEEP_CHUNK_SIZE)
+    return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:

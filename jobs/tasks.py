@@ -9,10 +9,12 @@ from django.utils import timezone
 
 from jobs import files
 from jobs.callbacks import callback_attempt
+from jobs.chunks import chunks_requeue_stale
+from jobs.lifecycle import job_complete_if_done
 from jobs.models import Job
-from jobs.processing import chunk_run, chunk_run_next, chunks_requeue_stale, chunks_resume, job_complete_if_done
 from jobs.results import original_ensure
 from jobs.retention import job_files_expire
+from jobs.worker import chunk_run, chunk_run_next, chunks_resume
 from lib.niceness import lower_priority
 
 

@@ -20,10 +20,11 @@ from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
 from jobs.evaluation import Estimate
 from jobs.forms import DOWNLOADS, UploadForm
+from jobs.lifecycle import job_delete
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
-from jobs.processing import job_delete, jobs_wait_for_resolver
 from jobs.results import STATUSES, Columns, results_file
 from jobs.services import Preview, job_preview, job_submit
+from jobs.worker import jobs_wait_for_resolver
 from lib.errors import DomainError
 
 JOBS_PER_PAGE = 20

@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 
 from lib.bar_charts import bar_chart
 from ops import business, machine
+from verification.egresses import egress_health_all
 from verification.resolver import resolver_health
 
 CHART_DAYS = 30
@@ -51,6 +52,7 @@ def machine_figures() -> dict[str, Any]:
         "heartbeats": machine.heartbeats(),
         "smtp": machine.smtp_sessions(),
         "resolver": resolver_health(),
+        "egresses": egress_health_all(),
         "day_ago": machine.day_ago(),
     }
 

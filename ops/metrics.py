@@ -11,6 +11,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from ops import machine
+from verification.egresses import egress_health_all
 from verification.resolver import resolver_health
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,20 @@ class ResolverGauge(Collector):
             )
 
 
+class EgressGauge(Collector):
+    """Per SMTP egress, 1 while it takes sessions, 0 while it rests (verification/egresses.py)."""
+
+    def collect(self) -> Iterator[Metric]:
+        gauge = GaugeMetricFamily(
+            "verifier_smtp_egress_healthy",
+            "1 while the SMTP egress takes sessions, 0 while it rests after blocklist refusals.",
+            labels=["egress"],
+        )
+        for health in egress_health_all():
+            gauge.add_metric([health.name], int(not health.resting))
+        yield gauge
+
+
 def _process_registry() -> CollectorRegistry:
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         return REGISTRY
@@ -52,7 +67,7 @@ def exposition() -> bytes:
     """The process counters always; each set of gauges only when what it reads answers (the
     database, the cache): a scrape with the database down still has every counter."""
     text = generate_latest(_process_registry())
-    for collector in (DatabaseGauges(), ResolverGauge()):
+    for collector in (DatabaseGauges(), ResolverGauge(), EgressGauge()):
         gauges = CollectorRegistry()
         gauges.register(collector)
         try:

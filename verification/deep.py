@@ -19,21 +19,24 @@ from django.utils import timezone
 
 from lib import metrics
 from lib.outbound import is_public
+from verification.egresses import egress_sessions_record, egresses_healthy
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.core import DomainLookup
 from verification.engine.deep import catch_all_of, deep_verdict
-from verification.engine.mailboxes import (
+from verification.engine.leases import RedisLeases
+from verification.engine.modes import ValidationMode
+from verification.engine.mxhosts import host_resolver
+from verification.engine.smtp import SmtpConfig
+from verification.engine.smtp_scheduling import (
     OUT_OF_TIME,
     UNREACHABLE,
     Answer,
     Findings,
     HostSlots,
     Prober,
+    Slots,
     probe_address,
 )
-from verification.engine.modes import ValidationMode
-from verification.engine.mxhosts import host_resolver
-from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config
@@ -148,18 +151,29 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
         config=smtp_config(),
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
-        slots=HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST),
+        slots=politeness(),
+        egresses=egresses_healthy(),
     )
     if single:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES
     findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
     metrics.smtp_sessions_counted(findings.sessions)
+    egress_sessions_record(findings.egress_sessions, findings.egress_refused)
     metrics.smtp_work_cut(findings.cut)
     SmtpSessionCount.objects.record(findings.sessions)
     for outcome, address, reply in findings.refusals:
         level = logging.WARNING if outcome == "blocked" else logging.INFO
         logger.log(level, "SMTP session %s at %s: %s %s", outcome, address, reply.code or "-", reply.text)
     return findings
+
+
+def politeness() -> Slots:
+    """The count of sessions per egress and MX address: cluster-wide in Redis when REDIS_URL is set
+    (machines may share an egress), else this machine's lock files (docs/deep.md)."""
+    per_host = settings.VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST
+    if settings.REDIS_URL:
+        return RedisLeases(settings.REDIS_URL, per_host, ttl=settings.VERIFIER_SMTP_LEASE_SECONDS)
+    return HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, per_host)
 
 
 def _remember(plan: _Plan, findings: Findings) -> None:

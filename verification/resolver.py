@@ -49,12 +49,14 @@ class TrustedResolver(BatchResolver):
     """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total),
     whose NXDOMAIN and no-MX answers count only while the resolver is not broken (verification/canaries.py).
 
-    An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding whose
-    canary queries went out after these answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old
-    (bulk chunks: their verdicts are final and many): a check begun earlier, even by a moment, may
-    have been answered before the resolver broke and these answers after. And since answers may also
-    have come just before it recovered, a negative answer is believed only when asked once more
-    after a finding that the resolver works.
+    An answer not believed becomes a failure: `unknown`, never cached. `strict` (bulk chunks: their
+    verdicts are final and many) does not lean on a finding up to VERIFIER_DNS_CANARY_SECONDS old,
+    which may predate the resolver breaking: it asks the canary names in the same batch as the
+    chunk's domains, first, so the batch vouches for itself at the cost of a few concurrent queries
+    and no round trip of its own. A negative answer is believed when any canary of its batch
+    answered. When every canary failed, the full check (asked twice, shared) decides: broken, the
+    negative answers are withheld; working (a lost packet), they are asked once more, in a batch
+    with the canaries again.
     """
 
     def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
@@ -62,14 +64,26 @@ class TrustedResolver(BatchResolver):
         self.strict = strict
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
-        answers = self._asked(domains)
-        negative = self._withheld_if_broken(answers, answered_at=time.time())
-        if negative and self.strict:
-            # The canaries answer now, but these answers may have come just before the resolver recovered:
-            # ask again, and believe a second "no" only if the resolver has not broken meanwhile.
-            again = self._asked(negative)
-            answers.update(again)
-            self._withheld_if_broken(again, answered_at=time.time())
+        wanted = list(dict.fromkeys(domains))
+        canaries = list(settings.VERIFIER_DNS_CANARIES) if self.strict else []
+        if not canaries:
+            answers = self._asked(wanted)
+            self._withheld_if_broken(answers)
+            return answers
+        return self._vouched(wanted, canaries, again=True)
+
+    def _vouched(self, domains: list[str], canaries: list[str], *, again: bool) -> dict[str, DomainAnswer]:
+        """The domains' answers, asked in one batch after the canaries (see the class docstring)."""
+        started = time.time()
+        asked = self._asked(dict.fromkeys([*canaries, *domains]))
+        answers = {domain: asked[domain] for domain in domains}
+        negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
+        if not negative or any(asked[canary].mx_found for canary in canaries):
+            return answers
+        if again and not resolver_broken(since=started):
+            answers.update(self._vouched(negative, canaries, again=False))
+            return answers
+        self._withhold(answers, negative)
         return answers
 
     def _asked(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
@@ -77,15 +91,16 @@ class TrustedResolver(BatchResolver):
         metrics.dns_queries_counted(answer.status for answer in answers.values())
         return answers
 
-    def _withheld_if_broken(self, answers: dict[str, DomainAnswer], *, answered_at: float) -> list[str]:
-        """Replace the negative answers by failures if the resolver is broken; else return them."""
+    def _withheld_if_broken(self, answers: dict[str, DomainAnswer]) -> None:
+        """Replace the negative answers by failures if the resolver is broken (the shared finding)."""
         negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
-        if not negative or not resolver_broken(since=answered_at if self.strict else None):
-            return negative
+        if negative and resolver_broken():
+            self._withhold(answers, negative)
+
+    def _withhold(self, answers: dict[str, DomainAnswer], negative: list[str]) -> None:
         answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
         if (withheld := _WITHHELD.get()) is not None:
             withheld.extend(negative)
-        return []
 
 
 @cache

@@ -55,6 +55,10 @@ _PRODUCTION_EXPORT = (
 RUN_ELSEWHERE[".venv/bin/python -m bench.mxfarm --verdict-table --serve"] = (
     "tests/docs/test_doc_commands.py::test_the_deep_mode_farm_serves_until_ctrl_c"
 )
+RUN_ELSEWHERE[
+    'VERIFIER_SMTP_EGRESS="bind:203.0.113.7|helo=mx1.verifier.example,bind:203.0.113.8|helo=mx2.verifier.example,'
+    'socks5://10.0.0.5:1080|helo=mx3.verifier.example"'
+] = "tests/verification/test_egress.py::test_the_documented_egress_list_is_read_as_three_egresses (the value, parsed)"
 RUN_ELSEWHERE[_PRODUCTION_EXPORT] = _PRODUCTION + " (its settings, with this machine's database, cache and port)"
 # Each command no test runs -> why.
 NOT_RUN = {

@@ -20,8 +20,8 @@ from django_q.conf import Conf
 from django_q.models import Task
 
 from billing.models import LedgerEntry
+from jobs.chunks import MAX_CHUNK_ATTEMPTS, chunk_claim
 from jobs.models import Job
-from jobs.processing import MAX_CHUNK_ATTEMPTS, chunk_claim
 from tests.conftest import Persona
 
 

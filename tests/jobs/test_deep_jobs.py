@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import processing, tasks
+from jobs import chunks, scheduling, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
@@ -19,7 +19,7 @@ from tests.jobs.test_resolver_trust_bulk import a_minute_later
 from tests.support.dns_server import NXDOMAIN, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
-from verification.engine.mailboxes import HostSlots
+from verification.engine.smtp_scheduling import lock_slot
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid
@@ -199,18 +199,18 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
     settings.BULK_DEEP_WORKERS = 1
     deep_id = deep_upload(owner, ROWS[:4]).json()["id"]  # tasks are not run here: its chunk waits
     fast_id = deep_upload(outsider, ["jane@good.com", "info@good.com"], mode="fast").json()["id"]
-    held = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS)  # another worker's
+    held = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1)  # another worker's
     assert held is not None
     try:
-        assert processing.chunk_run_next(budget=5) == 1
+        assert worker.chunk_run_next(budget=5) == 1
         assert job_body(outsider, fast_id)["status"] == "completed"
         assert job_body(owner, deep_id)["status"] == "pending"
-        assert processing.chunk_run_next(budget=5) == 0  # only deep work left: none for this worker
+        assert worker.chunk_run_next(budget=5) == 0  # only deep work left: none for this worker
     finally:
         os.close(held)
-    assert processing.chunk_run_next(budget=5) == 1
+    assert worker.chunk_run_next(budget=5) == 1
     assert job_body(owner, deep_id)["status"] == "completed"
-    again = HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS)
+    again = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1)
     assert again is not None  # given back after the chunk
     os.close(again)
 
@@ -221,14 +221,14 @@ def test_a_fast_chunk_does_not_keep_the_deep_slot(
     settings.BULK_DEEP_WORKERS = 1
     taken: list[int | None] = []
     fast_id = deep_upload(owner, ["jane@good.com"], mode="fast").json()["id"]
-    real = processing._process
+    real = chunks.chunk_process
 
     def process(chunk: Any) -> None:  # what another worker would find while this one runs it
-        taken.append(HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, 1).try_take(processing.DEEP_SLOTS))
+        taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1))
         real(chunk)
 
-    monkeypatch.setattr(processing, "_process", process)
-    processing.chunk_run_next(budget=5)
+    monkeypatch.setattr(worker, "chunk_process", process)
+    worker.chunk_run_next(budget=5)
     assert job_body(owner, fast_id)["status"] == "completed"
     assert taken[0] is not None
     os.close(taken[0])
@@ -241,7 +241,7 @@ def test_an_unusable_lock_directory_stops_deep_chunks_not_fast_ones(
     settings.VERIFIER_SMTP_LOCK_DIR = str(tmp_path / "a-file" / "slots")  # mkdir fails: a file is in the way
     deep_id = deep_upload(owner, ROWS[:2]).json()["id"]
     fast_id = deep_upload(outsider, ["jane@good.com"], mode="fast").json()["id"]
-    assert processing.chunk_run_next(budget=5) == 1
+    assert worker.chunk_run_next(budget=5) == 1
     assert job_body(outsider, fast_id)["status"] == "completed"
     assert job_body(owner, deep_id)["status"] == "pending"
 

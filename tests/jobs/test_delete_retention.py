@@ -12,8 +12,8 @@ from django_q.models import Schedule
 
 from billing.models import LedgerEntry
 from jobs import tasks
+from jobs.chunks import chunk_claim
 from jobs.models import CallbackDelivery, Job
-from jobs.processing import chunk_claim
 from tests.conftest import Persona
 from tests.jobs.conftest import Receiver, RunTasks, ledger_sum, stored_files, upload
 from tests.support.portal import logged_in

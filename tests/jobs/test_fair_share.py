@@ -12,8 +12,9 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from jobs import scheduling
+from jobs.chunks import chunk_claim
 from jobs.models import Chunk, Job
-from jobs.processing import chunk_claim, chunk_run_next
+from jobs.worker import chunk_run_next
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks, upload
 from tests.support.db import committed_db

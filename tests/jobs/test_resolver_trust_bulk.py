@@ -21,6 +21,7 @@ from tests.jobs.conftest import RunTasks, ledger_sum, upload
 from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
 from tests.support.dns_server import NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
 from tests.support.portal import logged_in
+from verification.resolver import resolver_health, resolver_last_finding
 
 MODES = {"nxdomain for everything": NXDOMAIN, "refused for everything": REFUSED, "drops everything": SILENT}
 # In chunks of two: the second chunk's domains have MX records, so a lie believed would show.
@@ -123,3 +124,16 @@ def test_a_job_on_a_healthy_resolver_waits_for_nothing(owner: Persona, settings:
     assert job_body(owner, job_id)["status"] == "pending"
     assert job_body(owner, job_id)["waiting_for"] is None
     assert "data-waiting" not in logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
+
+
+def test_a_chunk_with_nxdomain_answers_is_vouched_for_by_its_own_batch_not_a_canary_check(
+    owner: Persona, settings: Any, run_tasks: RunTasks
+) -> None:
+    """The canary names go out in the chunk's own DNS batch: the finding of a minute stands, no check runs."""
+    settings.BULK_CHUNK_SIZE = 2
+    finding = resolver_health()
+    with run_tasks():
+        job_id = upload(owner, csv_of(ADDRESSES)).json()["id"]
+    body = job_body(owner, job_id)
+    assert (body["status"], body["progress"]["invalid"], body["progress"]["valid"]) == ("completed", 2, 2)
+    assert finding is not None and resolver_last_finding() == finding

@@ -13,8 +13,9 @@ from django.urls import reverse
 
 from billing.models import LedgerEntry
 from jobs import tasks
+from jobs.chunks import chunk_claim, chunk_finish
+from jobs.lifecycle import CANCELLED_BY_STAFF, job_cancel, job_fail, job_retry
 from jobs.models import Chunk, Job
-from jobs.processing import CANCELLED_BY_STAFF, chunk_claim, chunk_finish, job_cancel, job_fail, job_retry
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, crash_chunk_repeatedly, ledger_sum, upload
 

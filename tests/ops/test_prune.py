@@ -11,8 +11,8 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from apikit.models import IdempotencyRecord
+from jobs.lifecycle import job_delete
 from jobs.models import DeletedJob, Job
-from jobs.processing import job_delete
 from lib.prune import prune_expired
 from tests.conftest import Persona
 from verification.models import CachedVerdict, DomainRecord

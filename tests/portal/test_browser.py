@@ -283,7 +283,7 @@ def run_chunks_watching(page: Page, job_id: str) -> None:
     The test runs each chunk task itself (the function a worker runs), one at a time, and waits
     for htmx's 1 s polling to show it: deterministic, no worker start-up or timing."""
     from jobs.models import Chunk, Job
-    from jobs.processing import chunk_run
+    from jobs.worker import chunk_run
 
     for chunk_id in Chunk.objects.filter(job_id=job_id).values_list("pk", flat=True):
         as_a_worker(chunk_run, chunk_id=chunk_id)

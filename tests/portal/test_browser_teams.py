@@ -77,7 +77,7 @@ def test_an_invited_viewer_joins_by_the_mailed_link_and_may_download_but_not_upl
     page: Page, live_server: Any, settings: Any, tmp_path: Path
 ) -> None:
     from jobs.models import Chunk
-    from jobs.processing import chunk_run
+    from jobs.worker import chunk_run
     from tests.factories import AccountFactory, issue_key
 
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -75,6 +75,14 @@ def farm_zone(dns: DnsServer, domains: dict[str, list[str]] = DOMAINS) -> None:
             dns.set(host, HOST(address))
 
 
+def domains_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]:
+    """Domains of different providers whose first MX host is `address`: each names a backup host
+    of its own (never reached while `address` answers), so each is a group of its own."""
+    domains = [f"d{i}.{name}.deepfarm.net" for i in range(count)]
+    farm_zone(dns, {domain: [address, f"127.0.2.{i + 1}"] for i, domain in enumerate(domains)})
+    return domains
+
+
 # Per SMTP step: long enough for a loaded machine (a load of 20 on 2 cores happens); the tarpit tests shorten it.
 TIMEOUT = 5.0
 

@@ -5,7 +5,10 @@ VERIFIER_SMTP_PORT at it), and plays one `Script`: which mailboxes exist, what i
 how late, and how it limits us (connections, recipients per session, greylisting, a tarpit,
 STARTTLS required, a banner naming a blocklist). It speaks SMTP over asyncio streams on a loop
 of its own thread, and counts what a test must check: DATA and VRFY commands (must stay 0),
-sessions, and the most connections at once per address.
+sessions, and the most connections at once per address. It also tells the client's source
+address apart (the egresses of docs/deep.md bind 127.0.0.50 and the like): sessions, the most at
+once and the EHLO names per (source, address), and it refuses a source in `blocked_sources` with
+a blocklist banner, as an MX refuses a listed sending address.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 ACCEPT = "250 2.1.5 OK"
+# What a farm server says to a source in MxFarm.blocked_sources (a Spamhaus-style listing).
+LISTED = "554 5.7.1 Service unavailable; Client host [{source}] blocked using zen.spamhaus.org"
 UNKNOWN_USER = "550 5.1.1 The email account that you tried to reach does not exist"
 
 
@@ -53,6 +58,10 @@ class Stats:
     peak: Counter[str] = field(default_factory=Counter)  # address -> most connections at once
     recipients: list[str] = field(default_factory=list)  # every RCPT TO, in order
     tls_sessions: int = 0
+    by_source: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, address) -> sessions
+    active_by_source: Counter[tuple[str, str]] = field(default_factory=Counter)
+    peak_by_source: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, address) -> most at once
+    helos: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, EHLO name) -> times said
 
 
 class MxFarm:
@@ -61,6 +70,7 @@ class MxFarm:
         self.scripts = scripts
         self.stats = Stats()
         self.first_asked: dict[tuple[str, str], float] = {}
+        self.blocked_sources: set[str] = set()  # client addresses answered with LISTED
         self.wanted_port = port
         self.port = port
         self._loop = asyncio.new_event_loop()
@@ -82,6 +92,7 @@ class MxFarm:
     def reset(self) -> None:
         self.stats = Stats()
         self.first_asked.clear()
+        self.blocked_sources.clear()
 
     def greylist_over(self) -> None:
         """Every recipient asked so far is let through from now on, as if its script's
@@ -121,15 +132,23 @@ class MxFarm:
 
     async def _session(self, address: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         script, stats = self.scripts[address], self.stats
+        pair = (writer.get_extra_info("peername")[0], address)
         stats.sessions[address] += 1
+        stats.by_source[pair] += 1
         stats.active[address] += 1
+        stats.active_by_source[pair] += 1
         stats.peak[address] = max(stats.peak[address], stats.active[address])
+        stats.peak_by_source[pair] = max(stats.peak_by_source[pair], stats.active_by_source[pair])
         try:
-            await self._converse(address, script, reader, writer)
+            if pair[0] in self.blocked_sources:
+                await self._say(writer, script, LISTED.format(source=pair[0]))
+            else:
+                await self._converse(address, script, reader, writer)
         except (OSError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         finally:
             stats.active[address] -= 1
+            stats.active_by_source[pair] -= 1
             writer.close()
 
     async def _converse(
@@ -152,6 +171,8 @@ class MxFarm:
                 await self._say(writer, script, "553 5.6.7 Non-ASCII address without SMTPUTF8")
                 continue
             self.stats.commands[verb.upper()] += 1
+            if verb.upper() in ("EHLO", "HELO"):
+                self.stats.helos[(writer.get_extra_info("peername")[0], argument)] += 1
             reply = self._reply(address, script, state, verb.upper(), argument)
             if verb.upper() == "STARTTLS" and script.starttls:
                 await self._say(writer, script, reply)

@@ -1,7 +1,10 @@
-"""Run the engine's prober alone in a process of its own (tests of politeness across processes).
+"""Run the engine's prober alone in a process of its own (tests of politeness across processes,
+each process standing for a machine).
 
-python -m tests.support.prober_run NAMESERVER PORT LOCK_DIR DOMAIN...  -> prints one JSON object:
-each recipient's meaning.
+python -m tests.support.prober_run NAMESERVER PORT LOCK_DIR [--redis URL] [--egress SPEC] DOMAIN...
+-> prints one JSON object: each recipient's meaning. Each DOMAIN's MX hosts are mx1.DOMAIN and
+mx2.DOMAIN. `--redis`: count sessions in Redis (leases) rather than in LOCK_DIR's lock files;
+`--egress`: VERIFIER_SMTP_EGRESS's syntax.
 """
 
 from __future__ import annotations
@@ -11,21 +14,28 @@ import json
 import sys
 
 from verification.engine.dns import ResolverConfig
-from verification.engine.mailboxes import HostSlots, Prober
+from verification.engine.egress import parse_egresses
+from verification.engine.leases import RedisLeases
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
+from verification.engine.smtp_scheduling import HostSlots, Prober, Slots
 
 
-def main(nameserver: str, port: str, lock_dir: str, *domains: str) -> None:
+def main(nameserver: str, port: str, lock_dir: str, *rest: str) -> None:
+    args = list(rest)
+    options = {name: args.pop(args.index(name) + 1) for name in ("--redis", "--egress") if name in args}
+    domains = [arg for arg in args if arg not in options]
+    slots: Slots = RedisLeases(options["--redis"], 3, ttl=2.0) if "--redis" in options else HostSlots(lock_dir, 3)
     prober = Prober(
         config=SmtpConfig(
             helo="verifier.deep-sender.net", mail_from="verify@deep-sender.net", port=int(port), timeout=5
         ),
         resolve=host_resolver(ResolverConfig(nameservers=(nameserver,), timeout=1.0, lifetime=3.0)),
         allowed=lambda address: True,
-        slots=HostSlots(lock_dir, 3),
+        slots=slots,
+        egresses=parse_egresses(options.get("--egress", "")),
     )
-    work = {(f"mx1.{domain}",): [f"alice@{domain}"] for domain in domains}
+    work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice@{domain}"] for domain in domains}
     findings = asyncio.run(prober.ask(work, timeout=60))
     print(json.dumps({email: answer.meaning.value for email, answer in findings.answers.items()}))
 

@@ -17,7 +17,7 @@ from tests.verification.test_deep_verify import deep, verdict_of
 from verification.deep_requests import deep_request_slot
 from verification.engine import Status, SubStatus
 from verification.engine.core import verdicts_isolated
-from verification.engine.mailboxes import MAX_MX_ADDRESSES, MAX_MX_HOSTS
+from verification.engine.smtp_scheduling import MAX_MX_ADDRESSES, MAX_MX_HOSTS
 
 pytestmark = pytest.mark.usefixtures("deep_farm")
 

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from tests.conftest import Persona
-from tests.support.deep import farm_zone
+from tests.support.deep import domains_on
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
 from verification.engine.dns import ResolverConfig
-from verification.engine.mailboxes import HostSlots, Prober
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp_scheduling import HostSlots, Prober
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others
@@ -31,12 +31,6 @@ BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others
 @pytest.fixture
 def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
     return _resolver_on_loopback
-
-
-def domains_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]:
-    domains = [f"d{i}.{name}.deepfarm.net" for i in range(count)]
-    farm_zone(dns, dict.fromkeys(domains, [address]))
-    return domains
 
 
 def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, proxy: str = "") -> Prober:
@@ -50,7 +44,7 @@ def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, proxy: str = "") -> Pro
 
 def test_never_more_than_three_connections_to_one_address(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     domains = domains_on(zone, SLOW, 12, "slow")
-    work = {(f"mx1.{d}",): [f"alice@{d}"] for d in domains}
+    work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}"] for d in domains}
     findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.sessions[SLOW] == 12
@@ -70,10 +64,11 @@ def test_never_more_than_three_connections_across_processes(zone: DnsServer, far
 
 
 def test_421_too_many_connections_backs_off_and_asks_again(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
-    domains = domains_on(zone, BUSY, 6, "busy")
-    work = {(f"mx1.{d}",): [f"user{i}@{d}"] for i, d in enumerate(domains)}
+    domain = "busy.deepfarm.net"  # 45 recipients: three sessions at once, to a server that takes one
+    work = {(f"mx1.{domain}",): [f"user{i}@{domain}" for i in range(45)]}
     findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
-    assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
+    assert {findings.answers[f"user{i}@{domain}"].meaning for i in range(12)} == {Meaning.ACCEPTED}
+    assert {findings.answers[f"user{i}@{domain}"].meaning for i in range(12, 45)} == {Meaning.NO_MAILBOX}
     assert "backed_off" in findings.sessions  # some were turned away at first, none got a verdict from it
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from verification.engine.mailboxes import Answer
 from verification.engine.modes import ValidationMode
 from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp_scheduling import Answer
 from verification.engine.verdict import Status, SubStatus, Verdict
 
 # (status, sub_status, is_valid, confidence, score, smtp_valid) by the mailbox's answer.

@@ -12,7 +12,7 @@ import dns.nameserver
 import dns.resolver
 
 from verification.engine.dns import ResolverConfig, parse_nameserver, system_nameservers
-from verification.engine.mailboxes import HostResolver
+from verification.engine.smtp_scheduling import HostResolver
 
 
 def host_resolver(config: ResolverConfig) -> HostResolver:

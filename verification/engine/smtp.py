@@ -6,7 +6,7 @@ mailbox name outside ASCII is asked with SMTPUTF8 (RFC 6531) when the server off
 all when it does not (`Meaning.UTF8_UNSUPPORTED`). aiosmtplib speaks the protocol; it is handed a socket we
 connected ourselves (directly or through a SOCKS5 proxy), so the connection goes to exactly the
 address the caller vetted. Every step waits at most `timeout` seconds. What the replies mean is
-smtp_replies.py's business; which address to ask, and when, is mailboxes.py's.
+smtp_replies.py's business; which address to ask, and when, is smtp_scheduling.py's.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class SmtpConfig:
     port: int = 25
     timeout: float = 10.0
     proxy: str = ""  # "socks5://host:port": every connection goes through it
+    bind: str = ""  # the local source address to connect from (an egress, egress.py); "": the system's choice
 
 
 @dataclass(slots=True)
@@ -74,6 +75,8 @@ async def open_socket(address: str, config: SmtpConfig) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setblocking(False)
     try:
+        if config.bind:
+            sock.bind((config.bind, 0))
         await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, (address, config.port)), config.timeout)
     except BaseException:
         sock.close()

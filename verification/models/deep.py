@@ -11,8 +11,8 @@ from django.db import models
 from django.db.models import F, Sum
 from django.utils import timezone
 
-from verification.engine.mailboxes import Answer
 from verification.engine.smtp_replies import Meaning, Reply
+from verification.engine.smtp_scheduling import Answer
 from verification.models.fast import storable
 
 # How long an MX's answer about a mailbox is kept: the verdict cache's lifetime for the verdict

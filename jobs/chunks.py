@@ -1,4 +1,7 @@
-"""Bulk jobs: process chunk by chunk, complete or fail (staff may cancel or retry), or be deleted.
+"""A bulk chunk's state machine: claimed (lease, attempt, credits reserved), verified, then
+finished (results recorded, unused credits released), deferred (greylisted rows asked again
+later), or put back (judged by a broken resolver). The worker loop is jobs/worker.py; the job's
+completion, failure and deletion jobs/lifecycle.py.
 
 The database is the source of truth. A chunk is claimed with a conditional
 UPDATE that takes a lease and counts the attempt; its credits are reserved in
@@ -12,11 +15,9 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -24,116 +25,31 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Account, KeyMode
-from billing.services import credits_release, credits_reserve
+from accounts.models import KeyMode
+from billing.services import credits_reserve
 from jobs import files, queue, scheduling
-from jobs.callbacks import callback_attempt, callback_queue
-from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, DeletedJob, Job
-from jobs.notifications import job_finished_mail
-from jobs.results import JobNotFound
+from jobs.lifecycle import chunk_release, job_complete_if_done, job_fail
+from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
 from jobs.scheduling import UNFINISHED
-from lib import metrics, sql
+from lib import metrics
 from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
-from verification.engine.mailboxes import HostSlots
 from verification.engine.modes import ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.judging import rows_judged
-from verification.resolver import answers_withheld, domain_lookup, resolver_broken, resolver_last_finding
+from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
 
 # A deep chunk with greylisted (4xx) rows is run again this many times before they stay `unknown`.
 DEEP_RETRY_ROUNDS = 3
-# The lock files bounding how many of a machine's workers run deep chunks at once (_deep_slot).
-DEEP_SLOTS = "bulk-deep-chunks"
 # A chunk whose claim has been taken this many times without finishing has crashed
 # its workers three times: the job fails rather than crash a fourth.
 MAX_CHUNK_ATTEMPTS = 3
-CANCELLED_BY_STAFF = "cancelled by staff"
 
 
-def chunk_run_next(*, budget: float) -> int:
-    """Run chunks, each the one whose turn it is (jobs/scheduling.py), for up to `budget` seconds.
-
-    Returns how many ran (at least one while any waits). One task goes on from chunk to chunk
-    rather than one task a chunk: a round trip through the queue between chunks would leave the
-    worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
-    it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
-    between. While the resolver is broken it claims nothing: bulk work waits (`chunks_resume`).
-    """
-    deadline, ran = time.monotonic() + budget, 0
-    while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
-        if _waiting_for_resolver():
-            return ran
-        with _deep_slot() as slot:
-            chunk = _claim_next(deep=slot.held)
-            if chunk is None:
-                return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
-            if not scheduling.is_slow(chunk.job):
-                slot.give_back()  # a fast chunk: another worker may take deep work meanwhile
-            _process(chunk)
-        ran += 1
-        sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
-        os.sched_yield()  # let the web in between chunks
-    if scheduling.work_waiting():
-        scheduling.work_enqueue(1)
-    return ran
-
-
-def _claim_next(*, deep: bool) -> Chunk | None:
-    for chunk_id in scheduling.chunk_pick(deep=deep):
-        chunk = chunk_claim(chunk_id=chunk_id)
-        if chunk is not None:
-            return chunk
-    return None
-
-
-class _Slot:
-    """One of this machine's deep-chunk slots, or none (`held` False)."""
-
-    def __init__(self, fd: int | None) -> None:
-        self.fd = fd
-
-    @property
-    def held(self) -> bool:
-        return self.fd is not None
-
-    def give_back(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor releases the lock
-            self.fd = None
-
-
-@contextmanager
-def _deep_slot() -> Iterator[_Slot]:
-    """Fair share across modes: a live deep chunk holds its worker for as long as mail servers take
-    (up to half a lease), so at most BULK_DEEP_WORKERS of a machine's workers run deep chunks at
-    once (by default all but one), each holding a per-machine lock file for it (the SMTP host
-    slots' kind: released by the kernel however the worker dies). A worker without one takes only
-    fast chunks, so another customer's fast job always finds a worker."""
-    try:
-        slot = _Slot(HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, settings.BULK_DEEP_WORKERS).try_take(DEEP_SLOTS))
-    except OSError:  # an unwritable lock directory stops deep work (its SMTP slots need it too), not fast work
-        logger.exception("no deep-chunk slot: VERIFIER_SMTP_LOCK_DIR %s is unusable", settings.VERIFIER_SMTP_LOCK_DIR)
-        slot = _Slot(None)
-    try:
-        yield slot
-    finally:
-        slot.give_back()
-
-
-def chunk_run(*, chunk_id: int) -> None:
-    """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
-    if _waiting_for_resolver():
-        return
-    chunk = chunk_claim(chunk_id=chunk_id)
-    if chunk is not None:
-        _process(chunk)
-
-
-def _process(chunk: Chunk) -> None:
+def chunk_process(chunk: Chunk) -> None:
     if chunk.attempts > MAX_CHUNK_ATTEMPTS:
         job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
         return
@@ -150,7 +66,7 @@ def _process(chunk: Chunk) -> None:
     if withheld or _failed_while_broken(verdicts, since=time.time()):  # fast and deep chunks alike
         chunk_put_back(chunk=chunk)
         metrics.verdicts_withheld(len(verdicts), source="bulk")
-        _waiting_for_resolver()
+        waiting_for_resolver()
         return
     # Greylisted rows are asked again later (not of the sandbox: it would answer the same).
     if (
@@ -209,26 +125,12 @@ def _failed_while_broken(verdicts: Sequence[Verdict], *, since: float) -> bool:
     return failed and resolver_broken(since=since)
 
 
-def _waiting_for_resolver() -> bool:
+def waiting_for_resolver() -> bool:
     """True while the resolver is broken; bulk work then goes on by itself once it recovers."""
     if not resolver_broken():
         return False
     queue.chunk_work_resumed(when=timezone.now() + timedelta(seconds=settings.VERIFIER_DNS_CANARY_SECONDS))
     return True
-
-
-def jobs_wait_for_resolver() -> bool:
-    """Whether unfinished jobs wait for the DNS resolver now: the last canary check found it broken,
-    and workers claim nothing until a check finds it working. Reads the shared finding, asks no DNS:
-    for the job page and the job API, which say why a job is not moving."""
-    health = resolver_last_finding()
-    return health is not None and health.broken
-
-
-def chunks_resume() -> None:
-    """Bulk work stopped for a broken resolver goes on, as many chunks at once as a new job's."""
-    if not _waiting_for_resolver():
-        scheduling.work_enqueue(settings.BULK_PARALLEL_CHUNKS)
 
 
 def chunk_put_back(*, chunk: Chunk) -> bool:
@@ -239,7 +141,7 @@ def chunk_put_back(*, chunk: Chunk) -> bool:
             state=Chunk.State.PENDING, attempts=F("attempts") - 1, lease_expires_at=None, reserved=None
         )
         if won:
-            _chunk_release(chunk, chunk.reserved or 0, chunk.job)
+            chunk_release(chunk, chunk.reserved or 0, chunk.job)
     return bool(won)
 
 
@@ -304,7 +206,7 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
         unused = (chunk.reserved or 0) - len(verdicts)
-        _chunk_release(chunk, unused, chunk.job)
+        chunk_release(chunk, unused, chunk.job)
     return True
 
 
@@ -317,120 +219,6 @@ def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
     job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
     job.breakdown = dict(Counter(job.breakdown) + counts)
     job.save(update_fields=["breakdown"])
-
-
-def job_complete_if_done(*, job_id: str) -> bool:
-    """Assemble the result and complete the job once no chunk is left; one caller wins."""
-    if Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).exists():
-        return False
-    if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
-        return False
-    parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
-    name = files.result_assemble(job_id, parts.values_list("part_name", flat=True))
-    with transaction.atomic():
-        won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
-            status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
-        )
-        delivery = None
-        if won:
-            delivery = callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
-            # After the callback: the customer's columns are joined in a task of their own.
-            queue.original_assembly_on_commit(job_id)
-            transaction.on_commit(lambda: job_finished_mail(job_id=job_id))
-    if not won:
-        files.delete_quietly(name)
-    if delivery is not None:  # now, not behind the bulk tasks queued before it (callbacks.callback_queue)
-        callback_attempt(delivery_id=delivery.pk, number=1)
-    return bool(won)
-
-
-def job_fail(*, job_id: str, reason: str) -> bool:
-    """Stop a job that cannot go on: release what its unfinished chunks hold, send bulk.failed."""
-    with transaction.atomic():
-        unfinished = _lock_unfinished(job_id)
-        won = Job.objects.filter(pk=job_id, status__in=UNFINISHED).update(
-            status=Job.Status.FAILED, failure_reason=reason[:255], completed_at=timezone.now()
-        )
-        if not won:
-            return False
-        job = Job.objects.select_related("account").get(pk=job_id)
-        _release(job, unfinished)
-        Chunk.objects.filter(pk__in=[chunk.pk for chunk in unfinished]).update(
-            state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0
-        )
-        callback_queue(job=job, event="bulk.failed")
-        transaction.on_commit(lambda: job_finished_mail(job_id=job_id))
-    return True
-
-
-def job_delete(*, account: Account, job_id: str, key_mode: str = KeyMode.LIVE) -> None:
-    """Stop the job if it runs (unused reservations released, no callback), delete it and its files.
-
-    The ledger keeps its entries (they name the job in `reference`, not by a foreign key). A
-    worker on one of its chunks at this moment loses its finishing UPDATE and charges nothing.
-    """
-    job = Job.objects.seen_by(account=account, key_mode=key_mode).filter(pk=job_id).only("filename", "key_mode").first()
-    if job is None:
-        raise JobNotFound
-    job.account = account
-    with transaction.atomic():
-        unfinished = _lock_unfinished(job_id)
-        deleted, _ = Job.objects.filter(pk=job_id, account=account).delete()  # its chunks and callbacks too
-        if not deleted:
-            raise JobNotFound
-        _release(job, unfinished)
-        now = timezone.now()
-        DeletedJob.objects.create(
-            id=job_id, account=account, filename=job.filename, deleted_at=now, expires_at=now + DeletedJob.KEPT
-        )
-    files.job_files_delete(job_id)
-
-
-def _lock_unfinished(job_id: str) -> list[Chunk]:
-    """The job's chunks not done, locked: chunks before the job, in the order chunk_claim takes them."""
-    return list(Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).select_for_update())
-
-
-def _release(job: Job, chunks: list[Chunk]) -> None:
-    """Give back what these chunks hold (a chunk's reservation covers rows it never finished)."""
-    for chunk in chunks:
-        _chunk_release(chunk, chunk.reserved or 0, job)
-
-
-def _chunk_release(chunk: Chunk, amount: int, job: Job) -> None:
-    if job.key_mode == KeyMode.TEST:
-        return  # a test job took nothing
-    credits_release(account=job.account, amount=amount, reference=chunk.reference, note=chunk.ledger_note(job.filename))
-
-
-def job_cancel(*, job_id: str) -> bool:
-    """Staff stop a pending or processing job: it fails, its reservations are released.
-
-    A chunk task that runs afterwards finds the job finished and neither claims nor charges;
-    one running at this moment loses its finishing UPDATE (its chunk is cancelled).
-    """
-    return job_fail(job_id=job_id, reason=CANCELLED_BY_STAFF)
-
-
-def job_retry(*, job_id: str) -> bool:
-    """Staff run a failed job again: its undone chunks start over (attempts reset) and are queued."""
-    now = timezone.now()
-    with transaction.atomic():
-        undone = Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE)
-        locked = list(undone.select_for_update().values_list("pk", flat=True))  # chunks before the job
-        started = Chunk.objects.filter(job_id=job_id, state=Chunk.State.DONE).exists()
-        won = Job.objects.filter(pk=job_id, status=Job.Status.FAILED).update(
-            status=Job.Status.PROCESSING if started else Job.Status.PENDING,
-            failure_reason="",
-            completed_at=None,
-        )
-        if not won:
-            return False
-        Chunk.objects.filter(pk__in=locked).update(
-            state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
-        )
-        transaction.on_commit(lambda: scheduling.work_enqueue(scheduling.work_for_new_job(len(locked))))
-    return True
 
 
 def chunks_requeue_stale() -> int:

@@ -1,7 +1,10 @@
-"""Which MX address to ask about which mailboxes, and when: the scheduling of deep verification.
+"""The scheduling of deep verification's SMTP sessions: which MX address to ask about which
+mailboxes, through which egress, and when (politeness and grouping; the dialogue itself is
+smtp.py, what the replies mean smtp_replies.py).
 
-Recipients are grouped by their domains' MX hosts (domains naming the same hosts, as every domain
-one provider hosts does, share a group): each group's recipients (the addresses, then the
+Recipients are grouped by their domains' MX addresses (domains naming the same hosts, as every
+domain one provider hosts does, or hosts that resolve to the same addresses, share a group): each
+group's recipients (the addresses, then the
 catch-all probes) go to its MX hosts in preference order, in one session where the server
 allows (a group of more than RECIPIENTS_A_SESSION is dealt among up to `per_host` sessions): a
 host that refuses, stays silent or answers 4xx at connect passes the turn to the next. Groups run
@@ -13,6 +16,11 @@ non-blocking): a lock is per machine by nature (the lock directory is local), th
 when its process dies however it dies (no lease to expire or tune, nothing to clean up after
 kill -9), and it costs no database or Redis round trip. One machine's limit is all we promise
 (docs/deep.md): a second machine has its own IP address, which the MX counts apart.
+
+With egresses (egress.py), the count is per egress and address: what an MX counts is the sending
+address. Where machines share an egress, RedisLeases (leases.py) count across them instead.
+A session refused for the egress's own reputation is asked again through the next egress before
+any recipient is judged; with no egress to use (all resting) every recipient answers RESTING.
 
 A 421 or "too many connections" is no verdict: the group backs off and asks again while its
 deadline allows. A recipient refused as one too many is asked again in a session of its own.
@@ -35,10 +43,13 @@ import os
 import random
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Protocol
 
+from verification.engine.egress import DIRECT, Egress, is_reputation_refusal
 from verification.engine.smtp import Session, SmtpConfig, run_session
 from verification.engine.smtp_replies import Meaning, Reply, meaning
 
@@ -66,6 +77,18 @@ UNREACHABLE = Answer(Reply(0, "no MX host answered"), Meaning.UNREACHABLE)
 # A batch's own time ran out before the recipient's session did: ask again later (bulk).
 OUT_OF_TIME = Answer(Reply(0, "not asked before the batch's time ran out"), Meaning.TRY_AGAIN)
 NOT_PUBLIC = Answer(Reply(0, "every MX address is on a non-public network"), Meaning.UNREACHABLE)
+# Every egress rests (refused for its reputation): nothing is asked, the rows are smtp_blocked at once.
+RESTING = Answer(Reply(0, "every SMTP egress is resting after blocklist refusals"), Meaning.BLOCKED)
+
+
+class Slots(Protocol):
+    """Politeness: at most `per_host` sessions at once per egress and MX address."""
+
+    per_host: int
+
+    def held(self, address: str, egress: str = "") -> AbstractAsyncContextManager[None]: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -77,6 +100,9 @@ class Findings:
     # (outcome, MX address, the reply) of each session turned away: what an operator reads when
     # `smtp_blocked` rises ("spamhaus", "reverse hostname", ...)
     refusals: list[tuple[str, str, Reply]] = field(default_factory=list)
+    # Per egress name: sessions that went out through it, and those refused for its reputation.
+    egress_sessions: Counter[str] = field(default_factory=Counter)
+    egress_refused: Counter[str] = field(default_factory=Counter)
     # What the bounds left out: "mx_hosts" named beyond MAX_MX_HOSTS, "mx_addresses" beyond
     # MAX_MX_ADDRESSES or already tried this round.
     cut: Counter[str] = field(default_factory=Counter)
@@ -89,9 +115,24 @@ def probe_address(domain: str, key: bytes, today: date) -> str:
     return f"{digest[:20]}@{domain}"
 
 
+def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
+    """One of `name`'s `count` per-machine lock files, if one is free (its descriptor: close it to
+    give the slot back; the kernel does so when the process dies), else None at once. HostSlots
+    takes them per MX address; the bulk workers' deep-chunk gate (jobs/scheduling.py) by name."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for slot in random.sample(range(count), count):
+        fd = os.open(Path(directory) / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return fd
+    return None
+
+
 class HostSlots:
-    """At most `per_host` sessions at once to one address from this machine (module docstring).
-    The same lock files bound other per-machine things by name (bulk workers on deep chunks)."""
+    """At most `per_host` sessions at once to one address from this machine (module docstring)."""
 
     def __init__(self, directory: str | Path, per_host: int) -> None:
         self.directory = Path(directory)
@@ -99,29 +140,21 @@ class HostSlots:
         self.directory.mkdir(parents=True, exist_ok=True)
 
     @contextlib.asynccontextmanager
-    async def held(self, address: str) -> AsyncIterator[None]:
-        fd = await self._acquire(address)
+    async def held(self, address: str, egress: str = "") -> AsyncIterator[None]:
+        fd = await self._acquire(address, egress)
         try:
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
-    def try_take(self, name: str) -> int | None:
-        """One of `name`'s slots if one is free (its descriptor: close it to give the slot back),
-        else None at once."""
-        for slot in random.sample(range(self.per_host), self.per_host):
-            fd = os.open(self.directory / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            return fd
-        return None
+    async def close(self) -> None:
+        return None  # nothing held between sessions
 
-    async def _acquire(self, address: str) -> int:
+    async def _acquire(self, address: str, egress: str) -> int:
         name = ipaddress.ip_address(address).exploded.replace(":", "-")
-        while (fd := self.try_take(name)) is None:
+        if egress:  # the default egress keeps the address's own files
+            name = hashlib.sha256(egress.encode()).hexdigest()[:12] + "-" + name
+        while (fd := lock_slot(self.directory, name, self.per_host)) is None:
             await asyncio.sleep(_SLOT_POLL_SECONDS)
         return fd
 
@@ -131,9 +164,11 @@ class Prober:
     config: SmtpConfig
     resolve: HostResolver
     allowed: AddressCheck
-    slots: HostSlots
+    slots: Slots
     backoff_tries: int = _BACKOFF_TRIES  # a single request, which answers at once, tries fewer
+    egresses: tuple[Egress, ...] = (DIRECT,)  # the healthy ones; none: every recipient is RESTING
     findings: Findings = field(default_factory=Findings)
+    _turn: int = 0
 
     async def ask(
         self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
@@ -141,22 +176,44 @@ class Prober:
         """Ask about every recipient: `work` maps MX hosts in preference order to the recipients of
         the domains they serve. Whatever is unanswered after `timeout` seconds gets `unanswered`:
         a single request's limit means the MX was too slow (UNREACHABLE), a batch's is ours
-        (OUT_OF_TIME)."""
+        (OUT_OF_TIME). With no egress to use, nothing is asked: every recipient is RESTING."""
         try:
             async with asyncio.timeout(timeout):
+                merged = await self._by_address(work) if self.egresses else {}
                 await asyncio.gather(
                     *(
                         self._group(hosts, share)
-                        for hosts, recipients in work.items()
+                        for hosts, recipients in merged.items()
                         for share in _shares(recipients, self.slots.per_host)
                     )
                 )
         except TimeoutError:
             pass
+        finally:
+            await self.slots.close()
         for recipients in work.values():
             for recipient in recipients:
-                self.findings.answers.setdefault(recipient, unanswered)
+                self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
         return self.findings
+
+    async def _by_address(self, work: Mapping[tuple[str, ...], list[str]]) -> dict[tuple[str, ...], list[str]]:
+        """The groups, those whose MX hosts resolve to the same addresses made one: MX host names that
+        differ but lead to one address (a host name per Microsoft 365 tenant) share its sessions."""
+        keys = await asyncio.gather(*(self._addresses_of(hosts) for hosts in work))
+        leader: dict[tuple[str, ...], tuple[str, ...]] = {}  # addresses -> the first hosts leading there
+        merged: dict[tuple[str, ...], list[str]] = {}
+        for (hosts, recipients), addresses in zip(work.items(), keys, strict=True):
+            first = leader.setdefault(addresses, hosts) if addresses else hosts  # unresolved: alone
+            merged.setdefault(first, []).extend(recipients)
+        return merged
+
+    async def _addresses_of(self, hosts: tuple[str, ...]) -> tuple[str, ...]:
+        """The addresses a group's sessions may go to: those of its first MAX_MX_HOSTS hosts (the
+        bound of Bounded work, so a hostile MX record set costs no more lookups here either)."""
+        found: list[str] = []
+        for host in list(dict.fromkeys(hosts))[:MAX_MX_HOSTS]:
+            found.extend(await self.resolve(host))
+        return tuple(dict.fromkeys(found))
 
     async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
         waiting = list(recipients)
@@ -219,9 +276,27 @@ class Prober:
         return UNREACHABLE
 
     async def _session(self, address: str, recipients: list[str]) -> Session:
-        async with self.slots.held(address):
-            session = await run_session(address, recipients, self.config)
+        """One session, through the egresses in turn until one is not refused for its reputation."""
+        for egress in self._egress_order():
+            session = await self._session_through(egress, address, recipients)
+            if not is_reputation_refusal(session):
+                return session
+            self.findings.egress_refused[egress.name] += 1
+        return session
+
+    def _egress_order(self) -> list[Egress]:
+        """Sessions spread over the egresses in turn; one refused for its reputation in this run goes last."""
+        self._turn += 1
+        start = self._turn % len(self.egresses)
+        turn = [*self.egresses[start:], *self.egresses[:start]]
+        return sorted(turn, key=lambda egress: self.findings.egress_refused[egress.name] > 0)
+
+    async def _session_through(self, egress: Egress, address: str, recipients: list[str]) -> Session:
+        lock = "" if egress is DIRECT else egress.name
+        async with self.slots.held(address, lock):
+            session = await run_session(address, recipients, egress.config(self.config))
         self.findings.sessions.append(session.outcome)
+        self.findings.egress_sessions[egress.name] += 1
         if session.refusal is not None:
             self.findings.refusals.append((session.outcome, address, session.refusal))
         return session

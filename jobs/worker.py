@@ -1,0 +1,75 @@
+"""The bulk worker's loop: run chunk after chunk, each the one whose turn it is (jobs/scheduling.py),
+and wait while the DNS resolver is broken. What one chunk goes through is jobs/chunks.py; a job's
+beginning and end, jobs/lifecycle.py."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from django.conf import settings
+
+from jobs import scheduling
+from jobs.chunks import chunk_claim, chunk_process, waiting_for_resolver
+from jobs.models import Chunk
+from lib import sql
+from verification.resolver import resolver_last_finding
+
+
+def chunk_run_next(*, budget: float) -> int:
+    """Run chunks, each the one whose turn it is (jobs/scheduling.py), for up to `budget` seconds.
+
+    Returns how many ran (at least one while any waits). One task goes on from chunk to chunk
+    rather than one task a chunk: a round trip through the queue between chunks would leave the
+    worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
+    it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
+    between. While the resolver is broken it claims nothing: bulk work waits (`chunks_resume`).
+    """
+    deadline, ran = time.monotonic() + budget, 0
+    while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
+        if waiting_for_resolver():
+            return ran
+        with scheduling.deep_slot() as slot:
+            chunk = _claim_next(deep=slot.held)
+            if chunk is None:
+                return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
+            if not scheduling.is_slow(chunk.job):
+                slot.give_back()  # a fast chunk: another worker may take deep work meanwhile
+            chunk_process(chunk)
+        ran += 1
+        sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
+        os.sched_yield()  # let the web in between chunks
+    if scheduling.work_waiting():
+        scheduling.work_enqueue(1)
+    return ran
+
+
+def _claim_next(*, deep: bool) -> Chunk | None:
+    for chunk_id in scheduling.chunk_pick(deep=deep):
+        chunk = chunk_claim(chunk_id=chunk_id)
+        if chunk is not None:
+            return chunk
+    return None
+
+
+def chunk_run(*, chunk_id: int) -> None:
+    """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
+    if waiting_for_resolver():
+        return
+    chunk = chunk_claim(chunk_id=chunk_id)
+    if chunk is not None:
+        chunk_process(chunk)
+
+
+def jobs_wait_for_resolver() -> bool:
+    """Whether unfinished jobs wait for the DNS resolver now: the last canary check found it broken,
+    and workers claim nothing until a check finds it working. Reads the shared finding, asks no DNS:
+    for the job page and the job API, which say why a job is not moving."""
+    health = resolver_last_finding()
+    return health is not None and health.broken
+
+
+def chunks_resume() -> None:
+    """Bulk work stopped for a broken resolver goes on, as many chunks at once as a new job's."""
+    if not waiting_for_resolver():
+        scheduling.work_enqueue(settings.BULK_PARALLEL_CHUNKS)

@@ -1,0 +1,65 @@
+"""How a deep batch's recipients are grouped into sessions against the MX farm: by MX *address*,
+so MX host names that differ but resolve to one address (a host name per Microsoft 365 tenant)
+share sessions, and each address gets the sessions its recipients need."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.support.dns_server import HOST, MX, DnsServer
+from tests.support.mx_farm import MxFarm
+from verification.engine.dns import ResolverConfig
+from verification.engine.mxhosts import host_resolver
+from verification.engine.smtp import SmtpConfig
+from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION, HostSlots, Prober
+
+MAILBOX = "127.0.0.2"  # alice exists, others do not
+
+
+@pytest.fixture
+def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
+    return _resolver_on_loopback
+
+
+def tenants(dns: DnsServer, count: int) -> list[str]:
+    """Domains each naming an MX host of its own, every one of them on MAILBOX."""
+    domains = [f"tenant{i}.deepfarm.net" for i in range(count)]
+    for domain in domains:
+        dns.set(domain, MX(f"{domain.replace('.', '-')}.mail.protection.deepfarm.net"))
+        dns.set(f"{domain.replace('.', '-')}.mail.protection.deepfarm.net", HOST(MAILBOX))
+    return domains
+
+
+def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path) -> Prober:
+    return Prober(
+        config=SmtpConfig(helo="verifier.deep-sender.net", mail_from="v@deep-sender.net", port=farm.port),
+        resolve=host_resolver(ResolverConfig(nameservers=(dns.address,), timeout=0.5, lifetime=1.0)),
+        allowed=lambda address: True,
+        slots=HostSlots(lock_dir, 3),
+    )
+
+
+def test_domains_whose_mx_names_differ_but_share_an_address_share_its_sessions(
+    zone: DnsServer, farm: MxFarm, tmp_path: Path
+) -> None:
+    domains = tenants(zone, 8)
+    work = {(f"{d.replace('.', '-')}.mail.protection.deepfarm.net",): [f"alice@{d}", f"bob@{d}"] for d in domains}
+    findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
+    assert {findings.answers[f"alice@{d}"].meaning for d in domains} == {Meaning.ACCEPTED}
+    assert {findings.answers[f"bob@{d}"].meaning for d in domains} == {Meaning.NO_MAILBOX}
+    assert farm.stats.sessions[MAILBOX] == 1  # 16 recipients: one session, not eight
+
+
+def test_an_address_gets_the_sessions_its_recipients_need_and_no_more(
+    zone: DnsServer, farm: MxFarm, tmp_path: Path
+) -> None:
+    domains = tenants(zone, 30)
+    work = {(f"{d.replace('.', '-')}.mail.protection.deepfarm.net",): [f"alice@{d}", f"bob@{d}"] for d in domains}
+    findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
+    assert len(findings.answers) == 60
+    assert farm.stats.sessions[MAILBOX] == 3 == -(-60 // RECIPIENTS_A_SESSION)  # 60 recipients, 3 sessions at once
+    assert farm.stats.peak[MAILBOX] == 3

@@ -1,0 +1,113 @@
+"""Egresses: where deep verification's SMTP sessions leave from (docs/deep.md, "Egresses").
+
+An MX judges the sending address, not us: a listed address turns every answer into
+`smtp_blocked`. So sessions can leave from several egresses, each a local source address to bind
+(`bind:203.0.113.7`) or a SOCKS5 proxy (`socks5://10.0.0.5:1080`), optionally with an EHLO name of
+its own (`|helo=mx1.example.com`), the name its address's reverse DNS says. With none configured,
+sessions leave from the machine's own address (DIRECT).
+
+Health is a share: of an egress's sessions over the last window, how many were refused for the
+egress's own reputation (a blocklist banner, a 5.7.x naming our address or a listing). Past the
+threshold (with enough sessions to judge) the egress rests and the others carry its work; the
+bookkeeping lives with the caller (shared by every process), the rules live here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
+
+from verification.engine.smtp import Session, SmtpConfig
+from verification.engine.smtp_replies import Meaning, meaning
+
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
+# A refusal naming our address or a listing: about the egress, not the mailbox or the domain.
+_REPUTATION = re.compile(
+    r"spamhaus|spamcop|barracuda|sorbs|dnsbl|\brbl\b|block ?list|black ?list|\blisted\b|client host|your ip"
+    r"|ip address|reputation|poor reputation|sender score",
+    re.IGNORECASE,
+)
+
+
+class EgressError(ValueError):
+    """VERIFIER_SMTP_EGRESS names something that is not an egress."""
+
+
+@dataclass(frozen=True, slots=True)
+class Egress:
+    name: str  # as configured, without the EHLO part: the metric's label and the lock's key
+    bind: str = ""  # local source address
+    proxy: str = ""  # socks5://host:port
+    helo: str = ""  # the EHLO name; empty: VERIFIER_SMTP_HELO
+
+    def config(self, base: SmtpConfig) -> SmtpConfig:
+        """The session settings for sessions leaving through this egress."""
+        if self is DIRECT or self.name == DIRECT.name:
+            return base
+        return replace(base, bind=self.bind, proxy=self.proxy, helo=self.helo or base.helo)
+
+
+# The machine's own address (or VERIFIER_SMTP_PROXY, which SmtpConfig carries already).
+DIRECT = Egress("direct")
+
+
+def parse_egresses(spec: str) -> tuple[Egress, ...]:
+    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>`, comma-separated.
+    Empty: (DIRECT,). Raises EgressError naming the bad entry."""
+    entries = [entry.strip() for entry in spec.split(",") if entry.strip()]
+    egresses = tuple(parse_egress(entry) for entry in entries)
+    names = [egress.name for egress in egresses]
+    if len(set(names)) != len(names):
+        raise EgressError(f"VERIFIER_SMTP_EGRESS names an egress twice: {spec!r}")
+    return egresses or (DIRECT,)
+
+
+def parse_egress(entry: str) -> Egress:
+    where, _, option = (part.strip() for part in entry.partition("|"))
+    helo = _helo(entry, option) if option else ""
+    if where.startswith("bind:"):
+        address = where.removeprefix("bind:")
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: bind: needs an IP address") from None
+        return Egress(where, bind=address, helo=helo)
+    if where.startswith("socks5://"):
+        _socks5_checked(entry, where)
+        return Egress(where, proxy=where, helo=helo)
+    raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r} is neither bind:<address> nor socks5://host:port")
+
+
+def _helo(entry: str, option: str) -> str:
+    key, equals, value = (part.strip() for part in option.partition("="))
+    if key != "helo" or not equals or not _HOSTNAME.fullmatch(value):
+        raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: the only option is |helo=<host name>")
+    return value
+
+
+def _socks5_checked(entry: str, where: str) -> None:
+    parts = urlsplit(where)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None or parts.path not in ("", "/"):
+        raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: socks5:// needs host:port")
+
+
+def is_reputation_refusal(session: Session) -> bool:
+    """Whether the session was turned away for the egress's own reputation: a 5xx banner, or a 5xx
+    at any step naming our address or a listing (the 5.7.x refusals of blocklisted senders)."""
+    refusal = session.refusal
+    if refusal is None or refusal.code < 500 or meaning(refusal, recipient=False) is not Meaning.BLOCKED:
+        return False
+    return session.failed_at == "banner" or bool(_REPUTATION.search(refusal.text))
+
+
+def should_rest(sessions: int, refused: int, *, minimum: int, share: float) -> bool:
+    """An egress rests when over the window at least `minimum` sessions went out through it and
+    more than `share` of them were refused for its reputation."""
+    return sessions >= minimum and refused > share * sessions
