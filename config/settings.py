@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "accounts",
     "api",
     "billing",
+    "feedback",
     "verification",
     "jobs",
     "ops",
@@ -340,6 +341,10 @@ VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = envfloat("VERIFIER_SMTP_GREYLIST_RETRY_SE
 VERIFIER_SMTP_PROXY = envstr("VERIFIER_SMTP_PROXY", "")
 # Tests only: let MX hosts on loopback and private networks be contacted.
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
+
+# --- Bounce feedback (docs/feedback.md) ----------------------------------------------------
+# The delivered share a catch-all address is assumed to have before any outcome is reported.
+FEEDBACK_CATCH_ALL_PRIOR = envfloat("FEEDBACK_CATCH_ALL_PRIOR", 0.7)
 
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)
