@@ -15,9 +15,6 @@ from django.utils import timezone
 from lib.tokens import random_base62
 
 KEPT = timedelta(days=365)
-# A report for one account's verdicts counts this long; a hard bounce for everyone's, this long.
-OWN_EFFECT = timedelta(days=90)
-SHARED_EFFECT = timedelta(days=30)
 TOKEN_LENGTH = 32
 
 

@@ -15,29 +15,30 @@ from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import Membership
-from feedback.models import OWN_EFFECT, SHARED_EFFECT, FeedbackEvent, Outcome
+from feedback.models import FeedbackEvent, Outcome
 from verification.engine import SubStatus, Verdict
 from verification.engine.feedback import (
-    Evidence,
+    OWN_EFFECT,
+    Row,
     deliverability_applied,
+    domain_counts,
     estimate,
+    evidence_from,
     feedback_applied,
-    independent_pair,
     pooled_rate,
 )
 from verification.engine.verdict import Deliverability
 from verification.models import CatchAllAnswer
 
-# One account's outcomes for one domain count at most this many (distinct addresses each way): a flood
-# of fake reports moves the estimate no further than this many honest ones would.
-PER_ACCOUNT_CAP = 20
 _LOOKUP_BATCH = 500
 
 
 def verdicts_with_feedback(*, account_id: int, verdicts: Sequence[Verdict]) -> list[Verdict]:
     """The verdicts as this account should see them: its own reports and shared hard bounces applied,
     and every catch-all verdict with its deliverability estimate."""
-    evidence = _evidence(account_id, [v.email for v in verdicts if v.checks.syntax_valid])
+    emails = [v.email for v in verdicts if v.checks.syntax_valid]
+    now = timezone.now()
+    evidence = evidence_from(_rows(emails, now - OWN_EFFECT), account_id=account_id, now=now, members=_members)
     judged = [feedback_applied(verdict, evidence.get(verdict.email)) for verdict in verdicts]
     catch_all = {_domain(v.email) for v in judged if v.sub_status is SubStatus.CATCH_ALL}
     if not catch_all:
@@ -50,47 +51,13 @@ def _domain(email: str) -> str:
     return email.rsplit("@", 1)[-1]
 
 
-def _evidence(account_id: int, emails: list[str]) -> dict[str, Evidence]:
-    now = timezone.now()
-    own: dict[str, dict[str, datetime]] = defaultdict(dict)
-    bouncers: dict[str, dict[int, datetime]] = defaultdict(dict)
-    for email, reporter, outcome, at in _rows(emails, now - OWN_EFFECT):
-        if reporter == account_id:
-            own[email][outcome] = max(at, own[email].get(outcome, at))
-        elif outcome == Outcome.HARD_BOUNCE and at >= now - SHARED_EFFECT:
-            bouncers[email][reporter] = max(at, bouncers[email].get(reporter, at))
-    for email, newest in own.items():
-        if Outcome.HARD_BOUNCE in newest and newest[Outcome.HARD_BOUNCE] >= now - SHARED_EFFECT:
-            bouncers[email][account_id] = newest[Outcome.HARD_BOUNCE]
-    shared = _shared_bounces(bouncers)
-    return {
-        email: Evidence(
-            bounced_at=own[email].get(Outcome.HARD_BOUNCE),
-            delivered_at=own[email].get(Outcome.DELIVERED),
-            shared_bounce_at=shared.get(email),
-        )
-        for email in set(own) | set(shared)
-    }
-
-
-def _rows(emails: list[str], since: datetime) -> Iterator[tuple[str, int, str, datetime]]:
+def _rows(emails: list[str], since: datetime) -> Iterator[Row]:
     distinct = sorted(set(emails))
     for start in range(0, len(distinct), _LOOKUP_BATCH):
         chunk = distinct[start : start + _LOOKUP_BATCH]
         yield from FeedbackEvent.objects.deciding(chunk, since).values_list(
             "email", "account_id", "outcome", "occurred_at"
         )
-
-
-def _shared_bounces(bouncers: dict[str, dict[int, datetime]]) -> dict[str, datetime]:
-    """The addresses hard-bounced for at least two accounts with no member in common (30 days): the
-    newest of those bounces. One account alone, or accounts sharing a person, never suffices."""
-    candidates = {email: by for email, by in bouncers.items() if len(by) >= 2}
-    if not candidates:
-        return {}
-    accounts = {account for by in candidates.values() for account in by}
-    members = _members(accounts)
-    return {email: max(by.values()) for email, by in candidates.items() if independent_pair(by.keys(), members)}
 
 
 def _members(accounts: Collection[int]) -> dict[int, frozenset[int]]:
@@ -115,10 +82,7 @@ def _domain_counts(domains: list[str]) -> dict[str, tuple[int, int]]:
         .annotate(addresses=Count("email", distinct=True))
         .order_by()
     )
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for domain, _, outcome, addresses in rows:
-        counts[domain][0 if outcome == Outcome.DELIVERED else 1] += min(addresses, PER_ACCOUNT_CAP)
-    return {domain: (good, bad) for domain, (good, bad) in counts.items()}
+    return domain_counts(rows)
 
 
 def global_catch_all_rate() -> float:

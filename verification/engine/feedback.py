@@ -6,9 +6,10 @@ The store (the `feedback` app) says what was reported; these functions say what 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from verification.engine.verdict import Deliverability, Feedback, Status, SubStatus, Verdict
 
@@ -16,6 +17,17 @@ from verification.engine.verdict import Deliverability, Feedback, Status, SubSta
 SETTLED_BY_DELIVERY = frozenset({SubStatus.CATCH_ALL, SubStatus.SMTP_UNREACHABLE, SubStatus.GREYLISTED})
 # How many outcomes the prior is worth: below this many, the domain's own rate counts for less than half.
 PRIOR_STRENGTH = 10.0
+# A report counts this long for the reporting account's verdicts; a hard bounce this long for everyone's.
+OWN_EFFECT = timedelta(days=90)
+SHARED_EFFECT = timedelta(days=30)
+# One account's outcomes for one domain count at most this many (distinct addresses each way): a flood
+# of fake reports moves a domain's estimate no further than this many honest ones would.
+PER_ACCOUNT_CAP = 20
+DELIVERED, HARD_BOUNCE = "delivered", "hard_bounce"
+
+# (address, reporting account, outcome, when), deliveries and hard bounces of the last OWN_EFFECT.
+Row = tuple[str, int, str, datetime]
+Members = Callable[[Collection[int]], Mapping[int, frozenset[int]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +38,44 @@ class Evidence:
     bounced_at: datetime | None = None
     delivered_at: datetime | None = None
     shared_bounce_at: datetime | None = None
+
+
+def evidence_from(rows: Iterable[Row], *, account_id: int, now: datetime, members: Members) -> dict[str, Evidence]:
+    """What counts for each address as `account_id` asks: its own newest hard bounce and delivery, and
+    a hard bounce at least two accounts with no member in common reported within SHARED_EFFECT."""
+    own: dict[str, dict[str, datetime]] = defaultdict(dict)
+    bouncers: dict[str, dict[int, datetime]] = defaultdict(dict)
+    for email, reporter, outcome, at in rows:
+        if reporter == account_id and at >= now - OWN_EFFECT:
+            own[email][outcome] = max(at, own[email].get(outcome, at))
+        if outcome == HARD_BOUNCE and at >= now - SHARED_EFFECT:
+            bouncers[email][reporter] = max(at, bouncers[email].get(reporter, at))
+    shared = _shared_bounces(bouncers, members)
+    return {
+        email: Evidence(
+            bounced_at=own[email].get(HARD_BOUNCE),
+            delivered_at=own[email].get(DELIVERED),
+            shared_bounce_at=shared.get(email),
+        )
+        for email in set(own) | set(shared)
+    }
+
+
+def _shared_bounces(bouncers: dict[str, dict[int, datetime]], members: Members) -> dict[str, datetime]:
+    candidates = {email: by for email, by in bouncers.items() if len(by) >= 2}
+    if not candidates:
+        return {}
+    found = members({account for by in candidates.values() for account in by})
+    return {email: max(by.values()) for email, by in candidates.items() if independent_pair(by.keys(), found)}
+
+
+def domain_counts(rows: Iterable[tuple[str, int, str, int]], cap: int = PER_ACCOUNT_CAP) -> dict[str, tuple[int, int]]:
+    """(delivered, hard-bounced) addresses per domain from (domain, account, outcome, addresses) rows,
+    each account's share capped."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for domain, _, outcome, addresses in rows:
+        counts[domain][0 if outcome == DELIVERED else 1] += min(addresses, cap)
+    return {domain: (good, bad) for domain, (good, bad) in counts.items()}
 
 
 def feedback_applied(verdict: Verdict, evidence: Evidence | None) -> Verdict:
