@@ -44,7 +44,7 @@ def test_a_hard_bounce_makes_the_address_invalid_mailbox_not_found(owner: Person
         False,
     )
     assert body["feedback"]["outcome"] == "hard_bounce"
-    assert body["feedback"]["occurred_at"].startswith(when.strftime("%Y-%m-%dT%H:%M"))
+    assert body["feedback"]["occurred_at"] == when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def test_the_verdict_cache_does_not_hide_a_newer_report(owner: Persona) -> None:

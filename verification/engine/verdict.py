@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -73,7 +73,8 @@ class Feedback:
     occurred_at: datetime
 
     def to_dict(self) -> dict[str, str]:
-        return {"outcome": self.outcome, "occurred_at": self.occurred_at.isoformat().replace("+00:00", "Z")}
+        # The API's convention: UTC with a Z, to the second.
+        return {"outcome": self.outcome, "occurred_at": self.occurred_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 @dataclass(frozen=True, slots=True)
