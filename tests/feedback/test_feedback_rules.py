@@ -63,3 +63,7 @@ def test_a_delivery_does_not_make_a_disposable_address_valid() -> None:
         checks=CHECKS,
     )
     assert feedback_applied(disposable, Evidence(delivered_at=T)) == disposable
+
+
+def test_a_delivery_and_a_bounce_at_the_same_moment_is_a_bounce() -> None:
+    assert feedback_applied(catch_all(), Evidence(delivered_at=T, bounced_at=T)).status is Status.INVALID

@@ -86,7 +86,9 @@ def feedback_applied(verdict: Verdict, evidence: Evidence | None) -> Verdict:
         return verdict
     bounce = _newest(evidence.bounced_at, evidence.shared_bounce_at)
     delivered = evidence.delivered_at
-    if bounce is not None and (delivered is None or delivered < bounce):
+    if bounce is not None and (
+        delivered is None or delivered <= bounce
+    ):  # a tie: the bounce (only a later delivery wins)
         return _bounced(verdict, bounce)
     if delivered is not None and (verdict.status is Status.VALID or verdict.sub_status in SETTLED_BY_DELIVERY):
         return _delivered(verdict, delivered)
