@@ -108,3 +108,4 @@ def test_a_deep_jobs_page_shows_how_many_catch_all_rows_are_likely_to_deliver(
     assert (breakdown["catch_all_likely"], breakdown["catch_all_unlikely"]) == (2, 1)
     page = logged_in(owner).get(f"/jobs/{job_id}").content.decode()
     assert 'data-breakdown="catch_all_likely"' in page and "Catch-all, likely to deliver" in page
+    assert "<strong>2 of 3</strong> catch-all rows are likely to deliver" in page
