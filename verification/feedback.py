@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from accounts.models import Membership
@@ -75,7 +76,7 @@ def domain_estimates(domains: Collection[str]) -> dict[str, Deliverability]:
     return {domain: estimate(*counts.get(domain, (0, 0)), prior) for domain in domains}
 
 
-def _domain_counts(domains: list[str]) -> dict[str, tuple[int, int]]:
+def _domain_counts(domains: Collection[str] | QuerySet[Any, Any]) -> dict[str, tuple[int, int]]:
     rows = (
         FeedbackEvent.objects.filter(domain__in=domains, outcome__in=[Outcome.DELIVERED, Outcome.HARD_BOUNCE])
         .values_list("domain", "account_id", "outcome")
@@ -88,6 +89,5 @@ def _domain_counts(domains: list[str]) -> dict[str, tuple[int, int]]:
 def global_catch_all_rate() -> float:
     """The delivered share of every reported outcome on domains known to be catch-all, shrunk toward the
     operator's default (FEEDBACK_CATCH_ALL_PRIOR) while there are few."""
-    known = CatchAllAnswer.objects.filter(accepts_any=True).values_list("domain", flat=True)
-    counts = _domain_counts(list(known[:10_000]))
+    counts = _domain_counts(CatchAllAnswer.objects.filter(accepts_any=True).values("domain"))  # one query
     return pooled_rate(counts.values(), settings.FEEDBACK_CATCH_ALL_PRIOR)
