@@ -29,6 +29,8 @@ def test_both_hourly_schedules_exist_after_migrate(db: None) -> None:
 
 # Deep verification's shared answers (tests/test_deep_verify.py prunes them); fast mode writes none.
 NO_DEEP_ANSWERS = {"CatchAllAnswer": 0, "MailboxAnswer": 0, "SmtpSessionCount": 0}
+# Reported outcomes (tests/feedback prunes them after 365 days); verification writes none.
+NO_FEEDBACK = {"FeedbackEvent": 0}
 
 
 def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: Persona) -> None:
@@ -45,6 +47,7 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
             "IdempotencyRecord": 0,
             "DeletedJob": 0,
             **NO_DEEP_ANSWERS,
+            **NO_FEEDBACK,
             "StripeEvent": 0,
         }
         clock.shift(timedelta(hours=6, seconds=1))  # past the invalid verdict's hour and any domain TTL
@@ -56,6 +59,7 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
             "IdempotencyRecord": 0,
             "DeletedJob": 0,
             **NO_DEEP_ANSWERS,
+            **NO_FEEDBACK,
             "StripeEvent": 0,
         }
         owner.verify("fresh@good.com")  # live rows made now must survive the next prune
