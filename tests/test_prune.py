@@ -74,6 +74,7 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
         "IdempotencyRecord": 1,
         "DeletedJob": 0,
         **NO_DEEP_ANSWERS,
+        **NO_FEEDBACK,
         "StripeEvent": 0,
     }
     assert list(CachedVerdict.objects.values_list("email", flat=True)) == ["fresh@good.com"]
