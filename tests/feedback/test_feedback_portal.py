@@ -109,3 +109,17 @@ def test_a_deep_jobs_page_shows_how_many_catch_all_rows_are_likely_to_deliver(
     page = logged_in(owner).get(f"/jobs/{job_id}").content.decode()
     assert 'data-breakdown="catch_all_likely"' in page and "Catch-all, likely to deliver" in page
     assert "<strong>2 of 3</strong> catch-all rows are likely to deliver" in page
+
+
+def test_another_accounts_reports_are_never_shown(owner: Persona, outsider: Persona) -> None:
+    events = [{"email": f"a{n}@good.com", "outcome": "hard_bounce"} for n in range(3)]
+    owner.post_json("/v1/feedback", {"events": events})
+    assert "3 events reported" in logged_in(owner).get("/feedback").content.decode()
+    page = logged_in(outsider).get("/feedback").content.decode()
+    assert "0 events reported" in page and "a0@good.com" not in page
+
+
+def test_an_outsider_rotating_changes_only_their_own_urls(owner: Persona, outsider: Persona) -> None:
+    before = webhook_urls(owner.account)
+    assert logged_in(outsider).post("/feedback/rotate").status_code == 302
+    assert webhook_urls(owner.account) == before
