@@ -45,7 +45,7 @@ run: migrate
 # The default suite, on every core (pytest-xdist): all but the tests that start live processes
 # (e2e), drive Chromium (browser) or build a million rows (volume); `make test-all` runs those
 # too, as CI does. Tests sharing a module's live stack stay on one worker (tests/conftest.py).
-# PYTEST_ARGS="-n0 tests/test_x.py" runs in one process, for a debugger. Bytecode is cached even
+# PYTEST_ARGS="-n0 tests/jobs/test_x.py" runs in one process, for a debugger. Bytecode is cached even
 # where PYTHONDONTWRITEBYTECODE is set: each worker would otherwise redo pytest's assertion
 # rewriting of every test module on every run.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n auto

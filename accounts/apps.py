@@ -7,8 +7,8 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
-        from accounts import auditing, security
+        from accounts import auditing, two_factor_views
 
         user_logged_in.connect(auditing.on_signed_in, dispatch_uid="audit_signed_in")
-        user_logged_in.connect(security.on_signed_in, dispatch_uid="proven_at_sign_in")
+        user_logged_in.connect(two_factor_views.on_signed_in, dispatch_uid="proven_at_sign_in")
         user_login_failed.connect(auditing.on_sign_in_failed, dispatch_uid="audit_sign_in_failed")

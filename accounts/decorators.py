@@ -51,7 +51,7 @@ def account_required[**P](action: Action) -> Callable[[AccountView[P]], PortalVi
             _for_the_header(request, membership)
             return view(request, membership.account, *args, **kwargs)
 
-        wrapper.permission = action  # type: ignore[attr-defined]  # read by tests/test_permissions.py
+        wrapper.permission = action  # type: ignore[attr-defined]  # read by tests/accounts/test_permissions.py
         return never_cache(wrapper)
 
     return decorate

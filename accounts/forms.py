@@ -14,8 +14,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils import timezone
 
-from accounts.models import ApiKey, Mode, Role
-from accounts.throttle import (
+from accounts.login_throttle import (
     PASSWORD_RESETS_PER_EMAIL,
     WINDOW_SECONDS,
     address_allowed,
@@ -23,6 +22,7 @@ from accounts.throttle import (
     login_attempt_allowed,
     login_succeeded,
 )
+from accounts.models import ApiKey, KeyMode, Role
 
 
 class SignupForm(forms.Form):
@@ -54,7 +54,7 @@ class SignupForm(forms.Form):
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Refuses a username+address pair after repeated attempts (see accounts.throttle)."""
+    """Refuses a username+address pair after repeated attempts (see accounts.login_throttle)."""
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username", ""))
@@ -92,13 +92,13 @@ class ApiKeyForm(forms.Form):
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
     mode = forms.ChoiceField(
         label="Kind",
-        choices=[(Mode.LIVE, "Live (real checks, costs credits)"), (Mode.TEST, "Test (sandbox answers, free)")],
-        initial=Mode.LIVE,
+        choices=[(KeyMode.LIVE, "Live (real checks, costs credits)"), (KeyMode.TEST, "Test (sandbox answers, free)")],
+        initial=KeyMode.LIVE,
         required=False,  # a live key unless asked
     )
 
     def clean_mode(self) -> str:
-        return str(self.cleaned_data.get("mode") or Mode.LIVE)
+        return str(self.cleaned_data.get("mode") or KeyMode.LIVE)
 
     scope = forms.ChoiceField(
         label="Scope", choices=ApiKey.Scope.choices, required=False, help_text="What the key may do (default: full)."

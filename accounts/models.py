@@ -157,9 +157,10 @@ class Account(models.Model):
         return secrets
 
 
-class Mode(models.TextChoices):
+class KeyMode(models.TextChoices):
     """Live keys work for real; test keys answer from the sandbox (README, "Test keys"). A key and
-    each job carry their mode, and a key only ever sees what was made in its own."""
+    each job carry their key mode, and a key only ever sees what was made in its own. (Fast/deep
+    is another word: verification.engine.modes.ValidationMode.)"""
 
     LIVE = "live"
     TEST = "test"
@@ -237,7 +238,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         columns the API reads; any other field loads on first access, as with `.only()`.
         """
         row = sql.fetch_one(
-            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.mode,"
+            f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.key_mode,"
             f" a.id, a.credit_balance, p.id, p.code, p.allows_bulk, p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
             f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
@@ -248,7 +249,7 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         )
         if row is None:
             return None
-        key_id, last_used_at, scope, expires_at, allowed_ips, role, mode = row[:7]
+        key_id, last_used_at, scope, expires_at, allowed_ips, role, key_mode = row[:7]
         account_id, balance, plan_id, code, allows_bulk, rate = row[7:]
         db = self.db
         plan = Plan.from_db(
@@ -258,8 +259,8 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
         key = ApiKey.from_db(
             db,
             # from_db takes the values in the model's field order
-            ["id", "account_id", "scope", "expires_at", "allowed_ips", "mode", "last_used_at", "revoked_at"],
-            [key_id, account_id, scope, expires_at and sql.aware(expires_at), allowed_ips, mode]
+            ["id", "account_id", "scope", "expires_at", "allowed_ips", "key_mode", "last_used_at", "revoked_at"],
+            [key_id, account_id, scope, expires_at and sql.aware(expires_at), allowed_ips, key_mode]
             + [last_used_at and sql.aware(last_used_at), None],
         )
         account.plan, key.account, key.creator_role = plan, account, role
@@ -283,7 +284,9 @@ class ApiKey(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     prefix = models.CharField(max_length=12, help_text="First 12 characters, for recognising the key.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    mode = models.CharField(max_length=4, choices=Mode.choices, default=Mode.LIVE, db_default=Mode.LIVE, editable=False)
+    key_mode = models.CharField(
+        max_length=4, choices=KeyMode.choices, default=KeyMode.LIVE, db_default=KeyMode.LIVE, editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -301,11 +304,17 @@ class ApiKey(models.Model):
 
     @classmethod
     def issue(
-        cls, *, account: Account, name: str = "Default", created_by: Any = None, mode: str = Mode.LIVE, **limits: Any
+        cls,
+        *,
+        account: Account,
+        name: str = "Default",
+        created_by: Any = None,
+        key_mode: str = KeyMode.LIVE,
+        **limits: Any,
     ) -> tuple[ApiKey, str]:
         """Create a key (by its account's owner unless `created_by` says who; `limits`: scope,
         expires_at, allowed_ips); the raw key is returned here and never stored or shown again."""
-        raw = (TEST_KEY_PREFIX if mode == Mode.TEST else API_KEY_PREFIX) + random_base62(32)
+        raw = (TEST_KEY_PREFIX if key_mode == KeyMode.TEST else API_KEY_PREFIX) + random_base62(32)
         creator_id = created_by.pk if created_by is not None else account.owner_id
         key = cls.objects.create(
             account=account,
@@ -313,7 +322,7 @@ class ApiKey(models.Model):
             prefix=raw[:12],
             key_hash=sha256_hex(raw),
             created_by_id=creator_id,
-            mode=mode,
+            key_mode=key_mode,
             **limits,
         )
         return key, raw
@@ -336,7 +345,7 @@ class ApiKey(models.Model):
 
     @property
     def is_live(self) -> bool:
-        return self.mode == Mode.LIVE
+        return self.key_mode == KeyMode.LIVE
 
     @property
     def is_active(self) -> bool:

@@ -2,8 +2,8 @@
 
 Every portal view and API endpoint names the action it performs (`account_required(Action.X)` on a
 portal view, `permission = {method: Action.X}` on an API view); the portal's decorator and the
-API's permission class (api/permissions.py) are the two doors, and both ask `role_may` here.
-tests/test_permissions.py walks the URL configuration: a view without a rule fails the suite.
+API's permission class (apikit/permissions.py) are the two doors, and both ask `role_may` here.
+tests/accounts/test_permissions.py walks the URL configuration: a view without a rule fails the suite.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def may(role: str) -> dict[str, bool]:
 
 # Routes that act for no account, so the table above has no say in them: each with who may open
 # it. Together with the actions the account's views name, every route has a rule
-# (tests/test_permissions.py fails on a route in neither).
+# (tests/accounts/test_permissions.py fails on a route in neither).
 OUTSIDE_ACCOUNTS: dict[str, str] = {
     "stripe-webhook": "Stripe's events: signed by Stripe (README, Billing), no session or key",
     "feedback-webhook": "whoever holds the account's secret webhook URL (docs/feedback.md; rotatable in the portal)",

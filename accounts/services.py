@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import INVITATION_VALIDITY, Account, ApiKey, Invitation, Membership, Mode, Plan, Role
+from accounts.models import INVITATION_VALIDITY, Account, ApiKey, Invitation, KeyMode, Membership, Plan, Role
 from accounts.plans import SIGNUP_PLAN
 from lib.errors import DomainError
 from lib.signing import short_token, short_token_value
@@ -40,7 +40,9 @@ def account_open(
         )
         Membership.objects.create(account=account, user=user, role=Role.OWNER)
         raw_key = ApiKey.issue(account=account, name="Default", created_by=user)[1] if issue_key else None
-        test_key = ApiKey.issue(account=account, name="Test", created_by=user, mode=Mode.TEST)[1] if issue_key else None
+        test_key = (
+            ApiKey.issue(account=account, name="Test", created_by=user, key_mode=KeyMode.TEST)[1] if issue_key else None
+        )
     return OpenedAccount(account=account, user=user, api_key=raw_key, test_api_key=test_key)
 
 

@@ -6,7 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic.base import View
 
-from accounts import security, views
+from accounts import two_factor_views, views
 
 # Django's own password views, at our addresses and with our templates (accounts/<template>.html).
 PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
@@ -26,9 +26,9 @@ PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
 
 urlpatterns = [
     path("login", views.LoginView.as_view(), name="login"),
-    path("login/code", security.login_code, name="login-code"),
-    path("login/again", security.reask, name="reask"),
-    path("settings/security", security.security, name="security"),
+    path("login/code", two_factor_views.login_code, name="login-code"),
+    path("login/again", two_factor_views.reask, name="reask"),
+    path("settings/security", two_factor_views.security, name="security"),
     path("logout", auth_views.LogoutView.as_view(), name="logout"),
     *(
         path(route, view.as_view(template_name=f"accounts/{template}.html"), name=name)

@@ -42,7 +42,6 @@ from accounts.models import (
     membership_for,
 )
 from accounts.permissions import Action, role_may
-from accounts.security import reask_needed, second_step_needed
 from accounts.services import (
     InvitationRefused,
     MemberChangeRefused,
@@ -54,6 +53,7 @@ from accounts.services import (
     member_role_change,
 )
 from accounts.two_factor import has_two_factor
+from accounts.two_factor_views import reask_needed, second_step_needed
 
 Event = AuditEvent.Action
 AUDIT_EVENTS_PER_PAGE = 50
@@ -252,7 +252,7 @@ def keys(request: HttpRequest, account: Account) -> HttpResponse:
             account=account,
             name=form.cleaned_data["name"],
             created_by=request.user,
-            mode=form.cleaned_data["mode"],
+            key_mode=form.cleaned_data["mode"],
             **form.limits(),
         )
         new_key = {"key": key, "raw": raw}

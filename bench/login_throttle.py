@@ -4,7 +4,7 @@
 
 Each run opens a fresh account, gives every attempt its own session (with its CSRF token),
 releases all attempts at once and counts the answers that are not the lock-out message: those
-had their password checked. The throttle allows 5 per username and address (accounts/throttle.py).
+had their password checked. The throttle allows 5 per username and address (accounts/login_throttle.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from django.urls import URLPattern, URLResolver, include, path
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.views import AccountAPIView
+from apikit.views import AccountAPIView
 from config.urls import urlpatterns as service_urlpatterns
 
 
@@ -24,4 +24,4 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", include(service_urlpatterns)),
 ]
 
-handler500 = "api.exceptions.server_error"
+handler500 = "apikit.exceptions.server_error"

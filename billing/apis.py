@@ -7,9 +7,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.models import Account, ApiKey, Mode
+from accounts.models import Account, ApiKey, KeyMode
 from accounts.permissions import Action
-from api.views import AccountAPIView, error_responses
+from apikit.views import AccountAPIView, error_responses
 from billing.models import LedgerEntry
 from feedback.services import PROVIDERS, webhook_urls
 
@@ -33,7 +33,7 @@ class AccountKeySerializer(serializers.Serializer):
         choices=ApiKey.Scope.choices, help_text="What the key may call: `full`, `verify` or `read`."
     )
     mode = serializers.ChoiceField(
-        choices=Mode.choices, help_text="`test` for an `ev_test_` key: sandbox answers, no credit spent."
+        choices=KeyMode.choices, help_text="`test` for an `ev_test_` key: sandbox answers, no credit spent."
     )
     expires_at = serializers.DateTimeField(allow_null=True, help_text="When the key stops; null: when it is revoked.")
 
@@ -72,6 +72,6 @@ def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
         "plan": {"code": plan.code, "bulk": plan.allows_bulk, "rate_per_second": plan.requests_per_second},
         "credits_remaining": account.credit_balance,
         "usage": {"today": today, "last_30_days": period},
-        "key": {"prefix": key.prefix, "scope": key.scope, "mode": key.mode, "expires_at": key.expires_at},
+        "key": {"prefix": key.prefix, "scope": key.scope, "mode": key.key_mode, "expires_at": key.expires_at},
         "feedback_webhooks": webhook_urls(account),
     }

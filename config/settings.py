@@ -42,7 +42,7 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
     "accounts",
-    "api",
+    "apikit",
     "billing",
     "feedback",
     "verification",
@@ -54,7 +54,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
     "lib.middleware.ObserveMiddleware",
-    "api.middleware.NulPathMiddleware",
+    "apikit.middleware.NulPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -271,12 +271,12 @@ API_MAX_JSON_BODY_BYTES = 16 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "api.permissions.KeyPermitted"],
-    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.PlanRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apikit.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "apikit.permissions.KeyPermitted"],
+    "DEFAULT_THROTTLE_CLASSES": ["apikit.key_throttle.PlanRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["apikit.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["lib.jsonbody.UTF8JSONRenderer"],
-    "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
+    "EXCEPTION_HANDLER": "apikit.exceptions.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "UNICODE_JSON": True,
@@ -302,7 +302,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.schema.document_result_download",
-        "api.schema.document_authenticated_headers",
+        "apikit.schema.document_authenticated_headers",
     ],
 }
 

@@ -6,7 +6,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from api.exceptions import api_not_found, reads_only
+from apikit.exceptions import api_not_found, reads_only
 from billing.apis import AccountApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
@@ -14,7 +14,7 @@ from verification import views as verification_views
 # What ReDoc needs beyond the site's policy: its search index runs in a worker made from a blob:
 # URL, its menu shows Redocly's logo from their CDN, and two styles it injects before it can
 # nonce them (perfect-scrollbar's CSS and an empty <style>) are allowed by hash. A new ReDoc
-# (drf-spectacular-sidecar) may change them: tests/test_browser.py fails on any violation.
+# (drf-spectacular-sidecar) may change them: tests/portal/test_browser.py fails on any violation.
 REDOC_CSP = {
     "worker-src": ["blob:"],
     "img-src": ["https://cdn.redoc.ly"],
@@ -54,5 +54,5 @@ urlpatterns = [
     path("", include("jobs.portal_urls")),
 ]
 
-handler400 = "api.exceptions.bad_request"
-handler500 = "api.exceptions.server_error"
+handler400 = "apikit.exceptions.bad_request"
+handler500 = "apikit.exceptions.server_error"

@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.permissions import Action
-from api.views import BODY_ERRORS, AccountAPIView, error_responses
+from apikit.views import BODY_ERRORS, AccountAPIView, error_responses
 from feedback.reports import MAX_EVENTS
 from feedback.serializers import FeedbackRequestSerializer, FeedbackResultSerializer
 from feedback.services import feedback_record_body

@@ -14,9 +14,9 @@ from rest_framework.response import Response
 from accounts.auditing import audit
 from accounts.models import AuditEvent
 from accounts.permissions import Action
-from api.exceptions import json_error
-from api.idempotency import fingerprint, idempotency_claim
-from api.views import (
+from apikit.exceptions import json_error
+from apikit.idempotency import fingerprint, idempotency_claim
+from apikit.views import (
     BODY_ERRORS,
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_PARAMETER,
@@ -40,6 +40,7 @@ from jobs.serializers import (
 from jobs.services import file_too_large, job_preview, job_submitted
 from lib.errors import DomainError
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
+from verification.engine.modes import VALIDATION_MODES, ValidationMode
 
 UPLOAD_ERRORS = {
     400: "invalid_file (also a row of more than 1,000 columns), invalid_callback_url or invalid_request "
@@ -80,7 +81,7 @@ UPLOAD_PARTS = {
     },
     "validation_mode": {
         "type": "string",
-        "enum": ["fast", "deep"],
+        "enum": list(VALIDATION_MODES),
         "description": "`fast` (default) or `deep` (SMTP; refused with deep_mode_disabled unless the operator "
         "turned deep mode on). One credit per address either way.",
     },
@@ -93,7 +94,7 @@ _MULTIPART_SLACK_BYTES = 64 * 1024
 class JobsAPIView(AccountAPIView):
     def jobs(self) -> JobQuerySet:
         """The jobs the calling key may see: its account's, of its own mode (live or test)."""
-        return Job.objects.seen_by(account=self.account, mode=self.key.mode)
+        return Job.objects.seen_by(account=self.account, key_mode=self.key.key_mode)
 
 
 class BulkSubmitApi(AccountAPIView):
@@ -128,7 +129,7 @@ class BulkSubmitApi(AccountAPIView):
         mode = request.POST.get("validation_mode") or "fast"
         key = request.headers.get(IDEMPOTENCY_HEADER)
         fingerprinted = _fingerprint(upload, callback_url, email_column, mode)
-        claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, mode=self.key.mode)
+        claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, key_mode=self.key.key_mode)
         if claim.replay is not None:
             return claim.replay
         submitted = job_submitted(
@@ -137,7 +138,7 @@ class BulkSubmitApi(AccountAPIView):
             callback_url=callback_url,
             email_column=email_column,
             validation_mode=mode,
-            key_mode=self.key.mode,
+            key_mode=self.key.key_mode,
         )
         with claim, submitted as submission:
             body, headers = render_json(submission.receipt()), _receipt_headers(submission.job)
@@ -167,7 +168,7 @@ def _fingerprint(upload: object, callback_url: str, email_column: str | None, mo
     blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
     column = b"" if email_column is None else b"\0" + email_column.encode("utf-8", "surrogatepass")
     # The default mode adds nothing, so a fast upload's fingerprint is what it was before deep mode.
-    mode_part = b"" if mode == "fast" else b"\0mode=" + mode.encode("utf-8", "surrogatepass")
+    mode_part = b"" if mode == ValidationMode.FAST else b"\0mode=" + mode.encode("utf-8", "surrogatepass")
     return fingerprint(*blocks, b"\0" + callback_url.encode(), column, mode_part)
 
 
@@ -200,7 +201,7 @@ class JobDetailApi(JobsAPIView):
         ),
     )
     def delete(self, request: Request, job_id: str) -> HttpResponse:
-        job_delete(account=self.account, job_id=job_id, mode=self.key.mode)
+        job_delete(account=self.account, job_id=job_id, key_mode=self.key.key_mode)
         audit(request, self.account, AuditEvent.Action.JOB_DELETED, job_id, key=self.key)
         return HttpResponse(status=204)
 
@@ -276,7 +277,7 @@ class BulkPreviewApi(AccountAPIView):
             callback_url=request.POST.get("callback_url") or "",
             email_column=request.POST.get("email_column"),
             validation_mode=request.POST.get("validation_mode") or "fast",
-            key_mode=self.key.mode,
+            key_mode=self.key.key_mode,
         )
         return Response(preview)
 
@@ -316,7 +317,7 @@ class JobResultsApi(JobsAPIView):
         return HttpResponseRedirect(download_url(job, name))
 
 
-@csrf_exempt  # a link in a callback or an API answer, opened without a session (api/exceptions.py)
+@csrf_exempt  # a link in a callback or an API answer, opened without a session (apikit/exceptions.py)
 def result_download(request: HttpRequest, token: str) -> HttpResponseBase:
     """A result link (jobs/downloads.py): no API key, like S3's presigned URLs; 404 once it is stale."""
     found = download_find(token) if request.method in ("GET", "HEAD") else None

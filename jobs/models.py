@@ -6,10 +6,11 @@ from datetime import timedelta
 from django.db import models
 from django.utils import timezone
 
-from accounts.models import Account, Mode
+from accounts.models import Account, KeyMode
 from lib import outbound
 from lib.tokens import random_base62
 from verification.engine import SubStatus
+from verification.engine.modes import ValidationMode
 from verification.engine.providers import PROVIDERS
 
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
@@ -36,13 +37,13 @@ def new_event_id() -> str:
 
 
 class JobQuerySet(models.QuerySet["Job"]):
-    def seen_by(self, *, account: Account, mode: str) -> JobQuerySet:
+    def seen_by(self, *, account: Account, key_mode: str) -> JobQuerySet:
         """The jobs a key of `mode` may see: its account's, made in its own mode (a test key never
         sees a live job, nor a live key a test one)."""
-        return self.filter(account=account, mode=mode)
+        return self.filter(account=account, key_mode=key_mode)
 
     def live(self) -> JobQuerySet:
-        return self.filter(mode=Mode.LIVE)
+        return self.filter(key_mode=KeyMode.LIVE)
 
 
 class JobManager(models.Manager.from_queryset(JobQuerySet)):  # type: ignore[misc]
@@ -62,7 +63,7 @@ class Job(models.Model):
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     validation_mode = models.CharField(
-        max_length=10, db_default="fast", help_text="fast, or deep (SMTP: docs/deep.md)."
+        max_length=10, db_default=ValidationMode.FAST, help_text="fast, or deep (SMTP: docs/deep.md)."
     )
     callback_url = models.URLField(max_length=2000, blank=True)
     input_name = models.CharField(max_length=255, help_text="Accepted addresses, in storage.")
@@ -86,11 +87,11 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
-    mode = models.CharField(
+    key_mode = models.CharField(
         max_length=4,
-        choices=Mode.choices,
-        default=Mode.LIVE,
-        db_default=Mode.LIVE,  # rows written by hand (reports, volume tests) are live
+        choices=KeyMode.choices,
+        default=KeyMode.LIVE,
+        db_default=KeyMode.LIVE,  # rows written by hand (reports, volume tests) are live
         help_text="test: made with a test key, in the sandbox.",
     )
 

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Account, Mode
+from accounts.models import Account, KeyMode
 from billing.services import credits_release, credits_reserve
 from jobs import files, queue, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
@@ -143,7 +143,7 @@ def _process(chunk: Chunk) -> None:
     deep = chunk.job.validation_mode == "deep"
     with answers_withheld() as withheld:
         # a test key's job: the sandbox, which asks no resolver and no mail server
-        verdicts = sandbox_verdicts(emails) if chunk.job.mode == Mode.TEST else _verdicts(emails, deep=deep)
+        verdicts = sandbox_verdicts(emails) if chunk.job.key_mode == KeyMode.TEST else _verdicts(emails, deep=deep)
     if withheld or _failed_while_broken(verdicts, since=time.time()):  # fast and deep chunks alike
         chunk_put_back(chunk=chunk)
         metrics.verdicts_withheld(len(verdicts), source="bulk")
@@ -157,7 +157,7 @@ def _process(chunk: Chunk) -> None:
     ):
         chunk_defer(chunk=chunk)
         return
-    if chunk.job.mode != Mode.TEST:
+    if chunk.job.key_mode != KeyMode.TEST:
         verdicts = verdicts_with_feedback(account_id=chunk.job.account_id, verdicts=verdicts)
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
@@ -269,7 +269,7 @@ def _reserve(chunk: Chunk) -> None:
     """Hold credits for the chunk's rows; fewer than its rows makes the job partial."""
     job = chunk.job
     wanted = 0 if job.partial else chunk.size
-    if job.mode == Mode.TEST:  # the sandbox costs nothing: its rows are "held" without a ledger entry
+    if job.key_mode == KeyMode.TEST:  # the sandbox costs nothing: its rows are "held" without a ledger entry
         held = wanted
     else:
         note = chunk.ledger_note(job.filename)
@@ -359,13 +359,13 @@ def job_fail(*, job_id: str, reason: str) -> bool:
     return True
 
 
-def job_delete(*, account: Account, job_id: str, mode: str = Mode.LIVE) -> None:
+def job_delete(*, account: Account, job_id: str, key_mode: str = KeyMode.LIVE) -> None:
     """Stop the job if it runs (unused reservations released, no callback), delete it and its files.
 
     The ledger keeps its entries (they name the job in `reference`, not by a foreign key). A
     worker on one of its chunks at this moment loses its finishing UPDATE and charges nothing.
     """
-    job = Job.objects.seen_by(account=account, mode=mode).filter(pk=job_id).only("filename", "mode").first()
+    job = Job.objects.seen_by(account=account, key_mode=key_mode).filter(pk=job_id).only("filename", "key_mode").first()
     if job is None:
         raise JobNotFound
     job.account = account
@@ -394,7 +394,7 @@ def _release(job: Job, chunks: list[Chunk]) -> None:
 
 
 def _chunk_release(chunk: Chunk, amount: int, job: Job) -> None:
-    if job.mode == Mode.TEST:
+    if job.key_mode == KeyMode.TEST:
         return  # a test job took nothing
     credits_release(account=job.account, amount=amount, reference=chunk.reference, note=chunk.ledger_note(job.filename))
 

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db.models import Min, Q
 from django.utils import timezone
 
-from accounts.models import Mode
+from accounts.models import KeyMode
 from jobs import queue
 from jobs.models import Chunk, Job
 
@@ -48,11 +48,11 @@ def claimable(now: datetime) -> Q:
 
 # A live deep job's chunks wait on mail servers (a test key's sandbox answers at once): in a query,
 # and of a job in hand.
-SLOW_CHUNKS = Q(job__validation_mode="deep", job__mode=Mode.LIVE)
+SLOW_CHUNKS = Q(job__validation_mode="deep", job__key_mode=KeyMode.LIVE)
 
 
 def is_slow(job: Job) -> bool:
-    return job.validation_mode == "deep" and job.mode == Mode.LIVE
+    return job.validation_mode == "deep" and job.key_mode == KeyMode.LIVE
 
 
 def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:

@@ -9,6 +9,7 @@ from jobs.downloads import result_url
 from jobs.models import BREAKDOWN_KEYS, Job
 from jobs.processing import jobs_wait_for_resolver
 from jobs.results import STATUSES
+from verification.engine.modes import VALIDATION_MODES
 from verification.engine.providers import PROVIDERS
 
 
@@ -65,7 +66,7 @@ class JobSerializer(serializers.Serializer):
     filename = serializers.CharField(allow_null=True, help_text="The uploaded file's base name.")
     status = serializers.ChoiceField(choices=Job.Status.choices)
     waiting_for = serializers.SerializerMethodField()
-    validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
+    validation_mode = serializers.ChoiceField(choices=list(VALIDATION_MODES))
     progress = ProgressSerializer(source="*")
     breakdown = BreakdownSerializer(source="*")
     result_download_url = serializers.SerializerMethodField()

@@ -15,13 +15,14 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from accounts.models import Account, Mode
+from accounts.models import Account, KeyMode
 from billing.services import credits_require
 from jobs import files, scheduling
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.models import Chunk, Job, new_job_id
 from lib import outbound
 from lib.errors import DomainError
+from verification.engine.modes import ValidationMode
 from verification.engine.syntax import parse
 from verification.models import DomainRecord
 from verification.services import mode_require
@@ -122,8 +123,8 @@ def job_submitted(
     email_column: str | None = None,
     partial_ok: bool = True,
     no_addresses_ok: bool = True,
-    validation_mode: object = "fast",
-    key_mode: str = Mode.LIVE,
+    validation_mode: object = ValidationMode.FAST,
+    key_mode: str = KeyMode.LIVE,
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
 
@@ -134,9 +135,9 @@ def job_submitted(
     submission is yielded inside the transaction that creates the job (see `job_created`).
     A test job (`key_mode="test"`, a test key's) costs nothing, so the balance is not asked.
     """
-    mode = mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
+    mode = mode_require(validation_mode, sandbox=key_mode == KeyMode.TEST)
     bulk_in_plan(account=account)
-    if key_mode == Mode.LIVE:
+    if key_mode == KeyMode.LIVE:
         credits_require(account=account, amount=1)
     found, url = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     if not no_addresses_ok and invalid_syntax(found) == len(found.addresses):
@@ -197,8 +198,8 @@ def job_created(
     found: AddressList,
     callback_url: str,
     filename: str | None = None,
-    mode: str = "fast",
-    key_mode: str = Mode.LIVE,
+    mode: str = ValidationMode.FAST,
+    key_mode: str = KeyMode.LIVE,
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -219,7 +220,7 @@ def job_created(
                 filename=filename,
                 columns=found.columns,
                 validation_mode=mode,
-                mode=key_mode,
+                key_mode=key_mode,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())
@@ -235,12 +236,12 @@ SMALL_JOB_CHUNKS = 10
 MIN_CHUNK_SIZE = 25
 
 
-def chunk_size_for(total: int, *, mode: str = "fast") -> int:
+def chunk_size_for(total: int, *, mode: str = ValidationMode.FAST) -> int:
     """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it. A deep
     chunk is at most BULK_DEEP_CHUNK_SIZE rows: it waits on mail servers, and a worker holding it
     is one another customer's fast job cannot have (fair share, docs/deep.md)."""
     size = min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
-    return min(size, settings.BULK_DEEP_CHUNK_SIZE) if mode == "deep" else size
+    return min(size, settings.BULK_DEEP_CHUNK_SIZE) if mode == ValidationMode.DEEP else size
 
 
 def _chunks_for(job: Job, size: int) -> list[Chunk]:
@@ -256,7 +257,7 @@ RECENT_JOBS = 20
 THROUGHPUT_MIN_ROWS = 1_000
 
 
-def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: str = "fast") -> int:
+def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: str = ValidationMode.FAST) -> int:
     """From the throughput of the most recently completed jobs of the same validation mode (rows
     per second), at least 1, and never less than a rate-capped resolver needs for the addresses'
     domains. A deep job waits on mail servers: a fast job's speed says nothing of it.
@@ -284,7 +285,11 @@ def _seconds_at_recent_rate(total: int, mode: str) -> int:
     ]
     timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS]
     rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
-    default = settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND if mode == "deep" else settings.BULK_DEFAULT_ROWS_PER_SECOND
+    default = (
+        settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND
+        if mode == ValidationMode.DEEP
+        else settings.BULK_DEFAULT_ROWS_PER_SECOND
+    )
     rate = rows / seconds if rows else default
     return max(1, round(total / rate))
 
@@ -324,17 +329,17 @@ def job_preview(
     upload: object,
     callback_url: object,
     email_column: str | None,
-    validation_mode: object = "fast",
-    key_mode: str = Mode.LIVE,
+    validation_mode: object = ValidationMode.FAST,
+    key_mode: str = KeyMode.LIVE,
 ) -> tuple[Preview, AddressList]:
     """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
-    mode_require(validation_mode, sandbox=key_mode == Mode.TEST)
+    mode_require(validation_mode, sandbox=key_mode == KeyMode.TEST)
     bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
     return preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode)), found
 
 
-def preview_of(found: AddressList, *, credits_available: int, mode: str = "fast") -> Preview:
+def preview_of(found: AddressList, *, credits_available: int, mode: str = ValidationMode.FAST) -> Preview:
     unique = len(found.addresses)
     return {
         "rows": found.rows,

@@ -13,7 +13,7 @@ from jobs.models import Job
 from jobs.processing import chunk_run, chunk_run_next, chunks_requeue_stale, chunks_resume, job_complete_if_done
 from jobs.results import original_ensure
 from jobs.retention import job_files_expire
-from lib.priority import lower_priority
+from lib.niceness import lower_priority
 
 
 def run_next_chunk() -> None:

@@ -15,7 +15,7 @@ from accounts.auditing import audit
 from accounts.decorators import account_required
 from accounts.models import Account, AuditEvent
 from accounts.permissions import Action
-from jobs import charts
+from jobs import breakdown_charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
 from jobs.forms import DOWNLOADS, UploadForm
@@ -131,9 +131,9 @@ def _progress_context(job: Job) -> dict[str, object]:
         "attempts": attempts.order_by("started_at", "number"),
         "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
         "waiting_for_resolver": not job.is_finished and jobs_wait_for_resolver(),
-        "statuses": charts.status_segments(job),
-        "sub_statuses": charts.sub_status_segments(job),
-        "mail_providers": charts.mail_provider_segments(job),
+        "statuses": breakdown_charts.status_segments(job),
+        "sub_statuses": breakdown_charts.sub_status_segments(job),
+        "mail_providers": breakdown_charts.mail_provider_segments(job),
     }
 
 

@@ -1,4 +1,4 @@
-"""Refusals by domain code, free of HTTP (api/exceptions.py maps them to the contract's errors)."""
+"""Refusals by domain code, free of HTTP (apikit/exceptions.py maps them to the contract's errors)."""
 
 from __future__ import annotations
 

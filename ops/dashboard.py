@@ -9,7 +9,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from lib.charts import bar_chart
+from lib.bar_charts import bar_chart
 from ops import business, machine
 from verification.resolver import resolver_health
 

@@ -28,7 +28,7 @@ class DatabaseGauges(Collector):
 
 
 class ResolverGauge(Collector):
-    """1 while the DNS resolver is broken (verification/trust.py); absent when the check is off."""
+    """1 while the DNS resolver is broken (verification/canaries.py); absent when the check is off."""
 
     def collect(self) -> Iterator[Metric]:
         health = resolver_health()

@@ -53,7 +53,7 @@ def workers() -> str:
 
 
 def dns() -> str:
-    """The resolver answers for the canary names (verification/trust.py): else no verdict is final.
+    """The resolver answers for the canary names (verification/canaries.py): else no verdict is final.
     A check that takes longer runs on in the background; meanwhile the last finding answers."""
     health = resolver_health_within(DNS_CHECK_WAIT)
     return OK if health is None else health.describe()

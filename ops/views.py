@@ -9,7 +9,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4
 
-from api.exceptions import api_not_found, json_error
+from apikit.exceptions import api_not_found, json_error
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from ops import metrics as ops_metrics
 from ops import probes

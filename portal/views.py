@@ -18,16 +18,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.decorators import account_required
 from accounts.forms import SignupForm
+from accounts.login_throttle import address_allowed, attempt_allowed
 from accounts.models import Account
 from accounts.permissions import Action
 from accounts.plans import SIGNUP_CREDITS
 from accounts.services import account_open
-from accounts.throttle import address_allowed, attempt_allowed
 from billing.models import LedgerEntry
 from billing.prices import price_list
 from billing.services import OPENING_NOTE, credits_grant
 from jobs.models import Job
-from lib.charts import bar_chart
+from lib.bar_charts import bar_chart
 from lib.signing import short_token, short_token_value
 
 CHART_DAYS = 30

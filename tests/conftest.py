@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from accounts.models import Account, ApiKey, Mode
+from accounts.models import Account, ApiKey, KeyMode
 from bench.procs import interruptible
 from tests.factories import AccountFactory, UserFactory, issue_key
 from tests.support.deep import SCRIPTS, deep_settings, farm_zone
@@ -39,9 +39,9 @@ ONE_WORKER_MODULES = frozenset(
         "tests/jobs/test_deep_e2e.py",
         "tests/jobs/test_e2e_resolver.py",
         "tests/jobs/test_s3.py",
-        "tests/test_gunicorn.py",
-        "tests/test_metrics_gunicorn.py",
-        "tests/test_readme_examples.py",
+        "tests/config/test_gunicorn.py",
+        "tests/ops/test_metrics_gunicorn.py",
+        "tests/docs/test_readme_examples.py",
     }
 )
 
@@ -209,7 +209,7 @@ def make_persona(**account_kwargs: Any) -> Persona:
 
 def sandboxed(persona: Persona) -> Persona:
     """The same account, calling with a new test key (`ev_test_…`)."""
-    raw = ApiKey.issue(account=persona.account, name="Sandbox", mode=Mode.TEST)[1]
+    raw = ApiKey.issue(account=persona.account, name="Sandbox", key_mode=KeyMode.TEST)[1]
     return Persona(account=persona.account, api_key=raw, client=persona.client)
 
 

@@ -9,8 +9,8 @@ from verification.models import CachedVerdict, CatchAllAnswer, DomainRecord, Mai
 
 @admin.register(CachedVerdict)
 class CachedVerdictAdmin(ReadOnlyAdmin):
-    list_display = ["email", "account", "mode", "status", "created_at", "expires_at"]
-    list_filter = ["status", "mode"]
+    list_display = ["email", "account", "validation_mode", "status", "created_at", "expires_at"]
+    list_filter = ["status", "validation_mode"]
     list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
     search_fields = ["email", f"account__{Account.EMAIL_LOOKUP}"]
 

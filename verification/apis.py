@@ -9,8 +9,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from accounts.permissions import Action
-from api.idempotency import idempotency_claim, json_fingerprint
-from api.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
+from apikit.idempotency import idempotency_claim, json_fingerprint
+from apikit.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from verification.serializers import (
     MAX_BATCH,
@@ -112,7 +112,7 @@ def _verified(view: AccountAPIView, request: Request, emails: list[str], mode: s
         account=account,
         key=request.headers.get(IDEMPOTENCY_HEADER),
         fingerprint=json_fingerprint(request.data),
-        mode=key.mode,
+        key_mode=key.key_mode,
     )
     if claim.replay is not None:
         return claim.replay

@@ -4,9 +4,11 @@ from typing import Any
 
 from django import forms
 
+from verification.engine.modes import ValidationMode
+
 MODE_CHOICES = [
-    ("fast", "Fast: syntax and DNS (1 credit)"),
-    ("deep", "Deep: also ask the mail server whether the mailbox exists (1 credit; slower)"),
+    (ValidationMode.FAST, "Fast: syntax and DNS (1 credit)"),
+    (ValidationMode.DEEP, "Deep: also ask the mail server whether the mailbox exists (1 credit; slower)"),
 ]
 
 
@@ -33,5 +35,5 @@ def mode_field() -> forms.ChoiceField:
     """The fast/deep choice of the verify and upload pages, offered only while deep mode is on."""
     # Not required: a form posted without it (an older page, a script) is a fast check, as before.
     return forms.ChoiceField(
-        label="Mode", choices=MODE_CHOICES, initial="fast", required=False, widget=forms.RadioSelect
+        label="Mode", choices=MODE_CHOICES, initial=ValidationMode.FAST, required=False, widget=forms.RadioSelect
     )

@@ -13,6 +13,7 @@ from django.utils import timezone
 from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
 from verification.engine.mailboxes import Answer
+from verification.engine.modes import ValidationMode
 from verification.engine.smtp_replies import Meaning, Reply
 
 SQLITE_WRITE_BATCH = 200
@@ -120,13 +121,13 @@ def _batches[T](items: list[T], size: int) -> Iterator[list[T]]:
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
     # Both statements run on every single verification: hand-written (see lib/sql.py).
 
-    def fresh(self, *, account_id: int, email: str, mode: str) -> Verdict | None:
+    def fresh(self, *, account_id: int, email: str, validation_mode: str) -> Verdict | None:
         if not _storable(email):
             return None
         row = sql.fetch_one(
             f"SELECT verdict FROM {sql.table(CachedVerdict)}"
-            f" WHERE account_id = %s AND email = %s AND mode = %s AND expires_at > %s",
-            [account_id, email, mode, sql.db_datetime(timezone.now())],
+            f" WHERE account_id = %s AND email = %s AND validation_mode = %s AND expires_at > %s",
+            [account_id, email, validation_mode, sql.db_datetime(timezone.now())],
         )
         return Verdict.from_dict(sql.from_json(row[0])) if row else None
 
@@ -136,9 +137,9 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
         now = timezone.now()
         table = sql.table(CachedVerdict)
         sql.execute(
-            f"INSERT INTO {table} (account_id, email, mode, status, verdict, created_at, expires_at)"
+            f"INSERT INTO {table} (account_id, email, validation_mode, status, verdict, created_at, expires_at)"
             f" VALUES (%s, %s, %s, %s, %s, %s, %s)"
-            f" ON CONFLICT (account_id, email, mode) DO UPDATE SET status = excluded.status,"
+            f" ON CONFLICT (account_id, email, validation_mode) DO UPDATE SET status = excluded.status,"
             f" verdict = excluded.verdict, created_at = excluded.created_at, expires_at = excluded.expires_at",
             [
                 account_id,
@@ -162,7 +163,9 @@ class CachedVerdict(models.Model):
 
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="cached_verdicts")
     email = models.CharField(max_length=1000)
-    mode = models.CharField(max_length=10, default="fast")
+    validation_mode = models.CharField(
+        max_length=10, choices=[(m.value, m.value) for m in ValidationMode], default=ValidationMode.FAST
+    )
     status = models.CharField(max_length=10)
     verdict = models.JSONField()
     created_at = models.DateTimeField()
@@ -171,7 +174,9 @@ class CachedVerdict(models.Model):
     objects = CachedVerdictQuerySet.as_manager()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["account", "email", "mode"], name="cached_verdict_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "email", "validation_mode"], name="cached_verdict_unique")
+        ]
 
     def __str__(self) -> str:
         return f"{self.email}: {self.status}"

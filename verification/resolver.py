@@ -11,7 +11,7 @@ from functools import cache, partial
 from django.conf import settings
 
 from lib import metrics
-from verification import trust
+from verification import canaries
 from verification.engine import BatchResolver, DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
 from verification.engine.core import DomainLookup
 from verification.models import DomainRecord
@@ -47,7 +47,7 @@ def resolver_config() -> ResolverConfig:
 
 class TrustedResolver(BatchResolver):
     """The engine's resolver, each domain that went to DNS counted by outcome (verifier_dns_queries_total),
-    whose NXDOMAIN and no-MX answers count only while the resolver is not broken (verification/trust.py).
+    whose NXDOMAIN and no-MX answers count only while the resolver is not broken (verification/canaries.py).
 
     An answer not believed becomes a failure: `unknown`, never cached. `strict` asks for a finding whose
     canary queries went out after these answers came, not one up to VERIFIER_DNS_CANARY_SECONDS old
@@ -109,19 +109,19 @@ def domain_lookup(*, strict: bool = False) -> DomainLookup:
     return partial(lookup_domains, cache=DomainRecord.objects, resolver=resolver)
 
 
-def resolver_health(*, since: float | None = None) -> trust.ResolverHealth | None:
+def resolver_health(*, since: float | None = None) -> canaries.ResolverHealth | None:
     """The configured resolver's health (None when VERIFIER_DNS_CANARIES is empty)."""
-    return trust.resolver_health(_canary_resolver(resolver_config()), since=since)
+    return canaries.resolver_health(_canary_resolver(resolver_config()), since=since)
 
 
-def resolver_health_within(seconds: float) -> trust.ResolverHealth | None:
+def resolver_health_within(seconds: float) -> canaries.ResolverHealth | None:
     """The configured resolver's health for a probe, which may not wait longer than `seconds`."""
-    return trust.resolver_health_within(_probe_resolver(resolver_config()), seconds)
+    return canaries.resolver_health_within(_probe_resolver(resolver_config()), seconds)
 
 
-def resolver_last_finding() -> trust.ResolverHealth | None:
+def resolver_last_finding() -> canaries.ResolverHealth | None:
     """What the last canary check found, without asking DNS (pages that only show it)."""
-    return trust.last_finding(_canary_resolver(resolver_config()))
+    return canaries.last_finding(_canary_resolver(resolver_config()))
 
 
 def resolver_broken(*, since: float | None = None) -> bool:

@@ -2,15 +2,15 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from api.exceptions import ApiError
+from apikit.exceptions import ApiError
 from lib.fields import StrictCharField
+from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.providers import PROVIDERS
 from verification.engine.verdict import SubStatus
 
 MAX_EMAIL_LENGTH = 1000
 MAX_BATCH = 100
 MODE_HELP = "`fast` (the default). `deep` is refused with 400 deep_mode_disabled: it is not available yet."
-VALIDATION_MODES = ["fast", "deep"]
 
 
 class VerifyRequestSerializer(serializers.Serializer):
@@ -18,7 +18,9 @@ class VerifyRequestSerializer(serializers.Serializer):
 
     # Any string gets a verdict (README, "Verify one address"), NUL characters included (verify_request takes them).
     email = StrictCharField(max_length=MAX_EMAIL_LENGTH, allow_blank=True, trim_whitespace=False)
-    validation_mode = serializers.ChoiceField(choices=VALIDATION_MODES, default="fast", help_text=MODE_HELP)
+    validation_mode = serializers.ChoiceField(
+        choices=VALIDATION_MODES, default=ValidationMode.FAST, help_text=MODE_HELP
+    )
 
 
 class BatchRequestSerializer(serializers.Serializer):
@@ -30,7 +32,9 @@ class BatchRequestSerializer(serializers.Serializer):
         max_length=MAX_BATCH,
         help_text=f"1 to {MAX_BATCH} addresses, each any string of up to {MAX_EMAIL_LENGTH} characters.",
     )
-    validation_mode = serializers.ChoiceField(choices=VALIDATION_MODES, default="fast", help_text=MODE_HELP)
+    validation_mode = serializers.ChoiceField(
+        choices=VALIDATION_MODES, default=ValidationMode.FAST, help_text=MODE_HELP
+    )
 
 
 class ChecksSerializer(serializers.Serializer):
@@ -73,7 +77,7 @@ class VerificationResultSerializer(serializers.Serializer):
         help_text="Deep mode adds catch_all, mailbox_not_found, mailbox_disabled, mailbox_full, greylisted, "
         "smtp_blocked and smtp_unreachable.",
     )
-    validation_mode = serializers.ChoiceField(choices=["fast", "deep"])
+    validation_mode = serializers.ChoiceField(choices=list(VALIDATION_MODES))
     confidence = serializers.ChoiceField(choices=["high", "medium", "low"])
     score = serializers.IntegerField(min_value=0, max_value=100)
     checks = ChecksSerializer()
@@ -145,7 +149,7 @@ def _email(email: str, param: str) -> str:
 
 
 def _mode(body: dict[str, object]) -> str:
-    mode = body.get("validation_mode", "fast")
+    mode = body.get("validation_mode", ValidationMode.FAST)
     if not isinstance(mode, str) or mode not in VALIDATION_MODES:
         message = f"validation_mode: {mode!r} is not one of {', '.join(VALIDATION_MODES)}."
         raise ApiError(400, "invalid_request", message, "validation_mode")

@@ -22,6 +22,7 @@ from lib import metrics
 from lib.errors import DomainError
 from verification.deep import deep_verify_many
 from verification.engine import SubStatus, Verdict, verify_many
+from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.feedback import verdicts_with_feedback
@@ -35,16 +36,13 @@ class DeepModeDisabled(DomainError):
     message = "Deep validation is not available yet."
 
 
-VALIDATION_MODES = ("fast", "deep")
-
-
 def mode_require(mode: object, *, sandbox: bool = False) -> str:
     """The validation mode, checked: invalid_request for anything but fast or deep, DeepModeDisabled
     for `deep` while the operator has not turned it on, but for a test key's sandbox, which opens
     no SMTP session. The API, the portal and bulk all come here."""
     if mode not in VALIDATION_MODES:
         raise DomainError(f"validation_mode: {mode!r} is not one of fast, deep.", "validation_mode")
-    if mode == "deep" and not settings.VERIFIER_DEEP_MODE and not sandbox:
+    if mode == ValidationMode.DEEP and not settings.VERIFIER_DEEP_MODE and not sandbox:
         raise DeepModeDisabled
     return str(mode)
 
@@ -66,7 +64,9 @@ class Verification:
 Lookup = tuple[Verdict, bool]
 
 
-def verifications_lookup(*, account: Account, emails: Collection[str], mode: str = "fast") -> dict[str, Lookup]:
+def verifications_lookup(
+    *, account: Account, emails: Collection[str], mode: str = ValidationMode.FAST
+) -> dict[str, Lookup]:
     """The verdict of each normalised address and whether it came from this account's cache.
 
     Writes nothing. The addresses not in the cache go to the engine together: each distinct
@@ -79,11 +79,11 @@ def verifications_lookup(*, account: Account, emails: Collection[str], mode: str
 
 
 def _engine(emails: list[str], mode: str) -> list[Verdict]:
-    return deep_verify_many(emails) if mode == "deep" else verify_many(emails, domain_lookup())
+    return deep_verify_many(emails) if mode == ValidationMode.DEEP else verify_many(emails, domain_lookup())
 
 
 def _cached(account: Account, email: str, mode: str) -> Verdict | None:
-    return CachedVerdict.objects.fresh(account_id=account.pk, email=email, mode=mode)
+    return CachedVerdict.objects.fresh(account_id=account.pk, email=email, validation_mode=mode)
 
 
 @contextmanager
@@ -91,7 +91,7 @@ def verifications_charged(
     *,
     account: Account,
     emails: Sequence[str],
-    mode: str = "fast",
+    mode: str = ValidationMode.FAST,
     live: bool = True,
     started: float | None = None,
     source: str = "api",
@@ -144,7 +144,7 @@ def _with_feedback(account: Account, looked_up: dict[str, Lookup]) -> dict[str, 
 
 
 def _judged_by_broken_resolver(verdict: Verdict) -> bool:
-    """Free when the verdict is `unknown` because our own resolver is broken (verification/trust.py):
+    """Free when the verdict is `unknown` because our own resolver is broken (verification/canaries.py):
     the fault is ours, not the address's."""
     return verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE and resolver_broken()
 
@@ -168,14 +168,16 @@ def _elapsed_ms(started: float | None) -> int:
 
 @contextmanager
 def verification_charged(
-    *, account: Account, email: str, mode: str = "fast", started: float | None = None, source: str = "api"
+    *, account: Account, email: str, mode: str = ValidationMode.FAST, started: float | None = None, source: str = "api"
 ) -> Iterator[Verification]:
     """`verifications_charged` for one live address: the same checks, charge and cache."""
     with verifications_charged(account=account, emails=[email], mode=mode, started=started, source=source) as results:
         yield results[0]
 
 
-def verification_run(*, account: Account, email: str, mode: str = "fast", source: str = "api") -> Verification:
+def verification_run(
+    *, account: Account, email: str, mode: str = ValidationMode.FAST, source: str = "api"
+) -> Verification:
     """`verification_charged` for a caller with nothing to write beside the charge (the portal)."""
     with verification_charged(account=account, email=email, mode=mode, source=source) as result:
         return result

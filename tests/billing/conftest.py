@@ -11,8 +11,8 @@ from django.test import Client
 
 from accounts.models import Account
 from billing.models import Customer, LedgerEntry
-from tests import test_browser
 from tests.conftest import Persona, make_persona
+from tests.portal import test_browser
 from tests.support.localstripe import LocalStripe, running
 from tests.support.stripe_events import WEBHOOK_SECRET
 

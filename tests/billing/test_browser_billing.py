@@ -16,9 +16,9 @@ import pytest
 
 from billing.models import StripeEvent
 from tests.billing.conftest import balance_and_ledger
+from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
 from tests.support.db import committed_db
 from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK, LocalStripe
-from tests.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
 
 pytestmark = [
     pytest.mark.browser,

@@ -208,7 +208,7 @@ def test_bulk_workers_run_at_a_lower_priority_than_the_web(stack: Stack, receive
     assert stack.web is not None
     assert os.getpriority(os.PRIO_PROCESS, stack.web.pid) == base  # the web server, as started
     # Each runs in a session of its own; with Linux's autogroups the kernel shares the CPU between
-    # sessions first, so the worker's session is lowered too (lib/priority.py), the web's is not.
+    # sessions first, so the worker's session is lowered too (lib/niceness.py), the web's is not.
     if autogroup_niceness(stack.worker.pid) is not None:
         assert autogroup_niceness(stack.worker.pid) == 10
         assert autogroup_niceness(stack.web.pid) == 0

@@ -1,4 +1,4 @@
-"""Bulk rows and callback attempts on /metrics, the tasks run in this process (see tests/test_metrics.py)."""
+"""Bulk rows and callback attempts on /metrics, the tasks run in this process (see tests/ops/test_metrics.py)."""
 
 from __future__ import annotations
 

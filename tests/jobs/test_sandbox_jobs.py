@@ -130,7 +130,7 @@ def test_the_portal_creates_live_and_test_keys(owner: Persona, mode: str) -> Non
     owner.client.force_login(owner.account.owner)
     page = owner.client.post(reverse("keys"), {"name": f"{mode} key", "mode": mode}).content.decode()
     key = owner.account.api_keys.get(name=f"{mode} key")
-    assert key.mode == mode and f"ev_{mode}_" in page
+    assert key.key_mode == mode and f"ev_{mode}_" in page
 
 
 @pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from verification.engine.mailboxes import Answer
+from verification.engine.modes import ValidationMode
 from verification.engine.smtp_replies import Meaning
 from verification.engine.verdict import Status, SubStatus, Verdict
 
@@ -66,7 +67,7 @@ def deep_verdict(fast: Verdict, answer: Answer, probe: Answer | None, catch_all:
         confidence=confidence,
         score=score,
         checks=checks,
-        validation_mode="deep",
+        validation_mode=ValidationMode.DEEP,
     )
 
 

@@ -14,7 +14,7 @@ resolver configuration.
 Why not c-ares (issue 13). c-ares (pycares 5.2.1, c-ares 1.34.9) was measured behind this same
 interface: bench/cares_resolver.py, one c-ares query per try, one channel per nameserver, the
 retries, nameserver order and pacing of this module, c-ares doing the wire format, the id and
-question checks and the TCP fallback; all 40 tests of tests/test_dns.py and test_dns_weather.py
+question checks and the TCP fallback; all 40 tests of tests/verification/test_dns.py and test_dns_weather.py
 passed on it unchanged. The rule was: switch if a 100,000-row bulk job stays within 10% of its
 time on ours. Measured, it did not hold up, and every figure that the noise of a shared
 machine does not swamp says c-ares costs 15-80% more CPU. 2026-11-23, 2 shared cores, each

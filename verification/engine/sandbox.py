@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from verification.engine.dns import DomainAnswer, DomainStatus
+from verification.engine.modes import ValidationMode
 from verification.engine.syntax import normalise, parse
 from verification.engine.verdict import Checks, Status, SubStatus, Verdict, classify
 
@@ -47,12 +48,12 @@ _VALID_CHECKS = Checks(
 )
 
 
-def sandbox_verdicts(raw_emails: list[str], mode: str = "fast") -> list[Verdict]:
+def sandbox_verdicts(raw_emails: list[str], mode: str = ValidationMode.FAST) -> list[Verdict]:
     """Verdicts in input order, as `verify_many` gives them, from the sandbox."""
     return [sandbox_verdict(raw, mode) for raw in raw_emails]
 
 
-def sandbox_verdict(raw_email: str, mode: str = "fast") -> Verdict:
+def sandbox_verdict(raw_email: str, mode: str = ValidationMode.FAST) -> Verdict:
     email = normalise(raw_email)
     local, _, domain = email.rpartition("@")
     answer = _ANSWERS.get(local) if domain == SANDBOX_DOMAIN else None

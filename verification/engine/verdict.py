@@ -10,6 +10,7 @@ from typing import Any
 
 from verification.engine import disposable, lists, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
+from verification.engine.modes import ValidationMode
 from verification.engine.syntax import Address, rough_parts
 
 
@@ -99,7 +100,7 @@ class Verdict:
     is_valid: bool
     status: Status
     sub_status: SubStatus | None
-    validation_mode: str = "fast"
+    validation_mode: str = ValidationMode.FAST
     confidence: str
     score: int
     checks: Checks
@@ -135,7 +136,7 @@ class Verdict:
             checks=Checks(**data["checks"]),
             did_you_mean=data.get("did_you_mean"),
             mail_provider=data.get("mail_provider"),
-            validation_mode=data.get("validation_mode", "fast"),
+            validation_mode=data.get("validation_mode", ValidationMode.FAST),
         )
 
 

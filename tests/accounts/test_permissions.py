@@ -1,0 +1,123 @@
+"""The permission table, walked exhaustively from the URL configuration: every route has a rule,
+and every role (portal) and every key scope and creator role (API) gets what the table says."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from accounts.models import ApiKey, Membership, Role
+from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
+from apikit.views import AccountAPIView
+from jobs.models import Job
+from tests.conftest import Persona
+from tests.factories import UserFactory
+
+METHODS = ["get", "post", "put", "patch", "delete"]
+
+
+def routes(patterns: list[Any] | None = None, namespace: str = "") -> Iterator[tuple[str, Any, list[str]]]:
+    """(URL name, view, its parameters) of every route but the staff admin's (it has its own door)."""
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(entry, URLResolver):
+            if entry.namespace != "admin":
+                yield from routes(entry.url_patterns, entry.namespace or namespace)
+        elif isinstance(entry, URLPattern):
+            yield str(entry.name), entry.callback, list(entry.pattern.converters)
+
+
+ROUTES = sorted(routes(), key=lambda route: route[0])
+VIEWS = {name: view for name, view, _ in ROUTES}
+PORTAL = [(name, view.permission, params) for name, view, params in ROUTES if hasattr(view, "permission")]
+API = [
+    (name, method, action, params)
+    for name, view, params in ROUTES
+    if issubclass(getattr(view, "cls", object), AccountAPIView)
+    for method, action in view.cls.permission.items()
+]
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in ROUTES])
+def test_every_route_has_a_rule(name: str) -> None:
+    view = VIEWS[name]
+    rules = [
+        hasattr(view, "permission"),  # a portal view: account_required(action)
+        issubclass(getattr(view, "cls", object), AccountAPIView),  # an API endpoint: permission per method
+        name in OUTSIDE_ACCOUNTS,
+    ]
+    assert rules.count(True) == 1, f"route {name!r} needs exactly one rule (accounts/permissions.py)"
+
+
+@pytest.mark.parametrize("name", sorted({name for name, *_ in API}))
+def test_every_api_method_has_a_rule(name: str) -> None:
+    cls = VIEWS[name].cls
+    handlers = {method.upper() for method in METHODS if hasattr(cls, method)}
+    assert handlers == set(cls.permission)
+
+
+def test_read_keys_may_only_get() -> None:
+    for _, method, action, _ in API:
+        assert method == "GET" or action not in SCOPES[ApiKey.Scope.READ]
+
+
+def member(persona: Persona, role: Role) -> Any:
+    user = UserFactory()
+    Membership.objects.create(account=persona.account, user=user, role=role)
+    return user
+
+
+def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
+    """A real object of the account for each route parameter."""
+    values: dict[str, Any] = {}
+    if "job_id" in params:
+        values["job_id"] = Job.objects.create(account=persona.account, total=1, input_name="none.csv").pk
+    if "key_id" in params:
+        values["key_id"] = persona.account.api_keys.get().pk
+    if "member_id" in params:
+        values["member_id"] = Membership.objects.create(
+            account=persona.account, user=UserFactory(), role=Role.VIEWER
+        ).pk
+    if "code" in params:
+        values["code"] = "pack_1k"
+    assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
+    return values
+
+
+@pytest.mark.parametrize("role", list(Role))
+@pytest.mark.parametrize(("name", "action", "params"), PORTAL, ids=[name for name, _, _ in PORTAL])
+def test_each_role_gets_each_portal_page_as_the_table_says(
+    owner: Persona, role: Role, name: str, action: Action, params: list[str]
+) -> None:
+    url = reverse(name, kwargs=sample_arguments(owner, params))
+    client = Client()
+    client.force_login(member(owner, role))
+    statuses = {client.get(url).status_code, client.post(url).status_code}
+    if role_may(role, action):
+        assert 403 not in statuses, statuses
+    else:
+        assert statuses == {403}
+
+
+def key_of(persona: Persona, role: Role, scope: ApiKey.Scope) -> str:
+    return ApiKey.issue(account=persona.account, created_by=member(persona, role), scope=scope)[1]
+
+
+@pytest.mark.parametrize("scope", list(ApiKey.Scope))
+@pytest.mark.parametrize("role", list(Role))
+@pytest.mark.parametrize(
+    ("name", "method", "action", "params"), API, ids=[f"{method} {name}" for name, method, _, _ in API]
+)
+def test_each_key_gets_each_endpoint_as_its_scope_and_creators_role_say(
+    owner: Persona, role: Role, scope: ApiKey.Scope, name: str, method: str, action: Action, params: list[str]
+) -> None:
+    url = reverse(name, kwargs=sample_arguments(owner, params))
+    headers = {"Authorization": f"Bearer {key_of(owner, role, scope)}"}
+    response = getattr(Client(), method.lower())(url, headers=headers)
+    if role_may(role, action) and action in SCOPES[scope]:
+        assert response.status_code != 403, response.content
+    else:
+        assert (response.status_code, response.json()["error"]["code"]) == (403, "key_not_permitted")
