@@ -8,11 +8,13 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import DisallowedHost
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.template import loader
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -20,6 +22,7 @@ from rest_framework.response import Response
 
 from lib.errors import DomainError
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
+from lib.outages import RETRY_AFTER_SECONDS, is_outage
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +40,7 @@ DOMAIN_STATUS = {
     "results_expired": 410,
     "file_too_large": 413,
     "too_many_rows": 422,
+    "too_many_deep_requests": 429,
 }
 
 
@@ -69,7 +73,8 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, DomainError):
-        return ApiError(DOMAIN_STATUS[exc.code], exc.code, exc.message, exc.param)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+        return ApiError(DOMAIN_STATUS[exc.code], exc.code, exc.message, exc.param, headers)
     if isinstance(exc, exceptions.ValidationError):
         param, message = _first_validation_error(exc.detail)
         return ApiError(400, "invalid_request", message, param)
@@ -99,7 +104,19 @@ def as_api_error(exc: Exception) -> ApiError:
         )
     if isinstance(exc, exceptions.PermissionDenied):
         return ApiError(403, "forbidden", "You are not allowed to do this.")
+    if is_outage(exc):
+        return unavailable()
     return ApiError(500, "internal_error", "Something went wrong on our side. It has been logged.")
+
+
+def unavailable() -> ApiError:
+    """503: a service we depend on is unreachable (lib/outages.py). Nothing was charged or written."""
+    return ApiError(
+        503,
+        "service_unavailable",
+        f"The service is briefly unavailable; nothing was charged. Retry in {RETRY_AFTER_SECONDS} s.",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
 
 
 def _unauthorized(code: str, message: str, challenge_extra: str) -> ApiError:
@@ -156,7 +173,21 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """handler500: the contract's JSON under /v1/, Django's plain page elsewhere."""
+    """handler500: the contract's JSON under /v1/, Django's plain page elsewhere; 503 for an
+    outage (lib/outages.py) raised outside a view (in a middleware: sessions, keys, throttles).
+    Django calls it while handling the exception, so sys.exc_info() holds it."""
+    if is_outage(sys.exc_info()[1]):
+        return _unavailable_response(request)
     if request.path.startswith("/v1/"):
         return json_error(500, "internal_error", "Something went wrong on our side. It has been logged.")
     return defaults.server_error(request)
+
+
+def _unavailable_response(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith("/v1/"):
+        error = unavailable()
+        response = json_error(503, error.error_code, error.message)
+    else:  # a page renders nothing that could need the database or the cache
+        response = HttpResponse(loader.get_template("503.html").render(), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

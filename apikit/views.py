@@ -77,7 +77,7 @@ class ErrorSerializer(serializers.Serializer):
 
 # Every authenticated operation can answer these, whatever it does (414 and 431 come from
 # gunicorn with config/gunicorn.conf.py, before the application sees the request).
-_EVERY_OPERATION = (401, 403, 406, 414, 429, 431, 500)
+_EVERY_OPERATION = (401, 403, 406, 414, 429, 431, 500, 503)
 # And every operation that reads a request body these.
 BODY_ERRORS = (400, 413, 415)
 
@@ -105,7 +105,8 @@ _DESCRIPTIONS = {
     414: "uri_too_long: the request line is over 8,190 bytes (answered by gunicorn, in this shape)",
     415: "unsupported_media_type",
     422: "idempotency_key_reused or too_many_rows",
-    429: "rate_limited (see Retry-After)",
+    429: "rate_limited (see Retry-After), or for a deep request too_many_deep_requests",
     431: "request_headers_too_large: a header over 8,190 bytes or more than 100 (answered by gunicorn)",
     500: "internal_error",
+    503: "service_unavailable: the database, cache or storage cannot be reached; nothing was charged (see Retry-After)",
 }

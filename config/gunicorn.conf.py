@@ -1,7 +1,14 @@
 """gunicorn's settings for production: `.venv/bin/gunicorn -c config/gunicorn.conf.py`.
 
-Binds 0.0.0.0:$PORT (8000) with $WEB_CONCURRENCY (2) sync workers unless told otherwise on the
-command line. The request limits below are enforced by gunicorn before Django sees the request
+Binds 0.0.0.0:$PORT (8000) with $WEB_CONCURRENCY (2) worker processes of $WEB_THREADS (8) threads
+each (gthread) unless told otherwise on the command line. Threads, not one request per process: a
+deep verification waits on a mail server for up to 2 x VERIFIER_SMTP_TIMEOUT + 5 s, and with sync
+workers four such requests held every process of `-w 4` while everyone else's requests queued.
+A worker takes no more connections than it has threads (`worker_connections`; gthread would
+otherwise go on accepting and queue a request behind busy threads), so while its threads wait on mail
+servers the kernel hands new connections to the other workers. One account's deep requests in flight
+are capped besides (docs/deep.md, "A slow mail server costs only
+the customer who asked"). The request limits below are enforced by gunicorn before Django sees the request
 (an over-long URL, too many or too large headers, a control character such as DEL in a header).
 gunicorn answers those with a page of its own; `_write_contract_error` makes that answer the
 contract's JSON error instead, with the same status (400, 414, 431, ...).
@@ -19,6 +26,11 @@ from gunicorn import util
 wsgi_app = "config.wsgi:application"
 bind = [f"0.0.0.0:{os.environ.get('PORT', '8000')}"]
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("WEB_THREADS", "8"))
+worker_connections = threads
+# Each connection is closed after its answer: a kept-alive idle one would hold a thread's place.
+keepalive = 0
 # No control socket: its default path is per user, so two instances on one machine would share it.
 control_socket_disable = True
 

@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    "accounts.middleware.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -341,6 +342,8 @@ VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = envfloat("VERIFIER_SMTP_GREYLIST_RETRY_SE
 VERIFIER_SMTP_PROXY = envstr("VERIFIER_SMTP_PROXY", "")
 # Tests only: let MX hosts on loopback and private networks be contacted.
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
+# Deep verifications one account may have waiting on mail servers at once (verification/deep_requests.py).
+VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = envint("VERIFIER_DEEP_REQUESTS_PER_ACCOUNT", 4, minimum=1)
 
 # --- Bounce feedback (docs/feedback.md) ----------------------------------------------------
 # The delivered share a catch-all address is assumed to have before any outcome is reported.

@@ -23,6 +23,8 @@ _LABELS = {
     "greylisted": "Greylisted (ask later)",
     "smtp_blocked": "Blocked by the mail server",
     "smtp_unreachable": "Mail server unreachable",
+    "smtp_utf8_unsupported": "Server cannot take this mailbox name",
+    "verification_failed": "Could not be checked (ours)",
     "free_provider": "Free provider",
     "did_you_mean": "Likely typo",
     "catch_all_likely": "Catch-all, likely to deliver",

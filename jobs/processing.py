@@ -10,6 +10,7 @@ costs at most a re-run of one chunk, never a second charge.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -35,8 +36,10 @@ from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
 from verification.engine.mailboxes import HostSlots
+from verification.engine.modes import ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.feedback import verdicts_with_feedback
+from verification.judging import rows_judged
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken, resolver_last_finding
 
 logger = logging.getLogger(__name__)
@@ -173,8 +176,12 @@ def _verdicts(emails: list[str], *, deep: bool) -> list[Verdict]:
         return []
     lookup = domain_lookup(strict=True)
     if deep:
-        return deep_verify_many(emails, seconds=settings.BULK_CHUNK_LEASE_SECONDS / 2, lookup=lookup)
-    return verify_many(emails, with_second_chance(lookup))
+        seconds = settings.BULK_CHUNK_LEASE_SECONDS / 2
+        judge = functools.partial(deep_verify_many, seconds=seconds, lookup=lookup)
+        return rows_judged(emails, judge, mode=ValidationMode.DEEP)
+    return rows_judged(
+        emails, functools.partial(verify_many, lookup=with_second_chance(lookup)), mode=ValidationMode.FAST
+    )
 
 
 def chunk_defer(*, chunk: Chunk) -> bool:

@@ -14,6 +14,7 @@ class DomainError(Exception):
     code = "invalid_request"
     message = "The request was refused."
     param: str | None = None
+    retry_after: int | None = None  # seconds: the API sends it as Retry-After
 
     def __init__(self, message: str | None = None, param: str | None = None, *, code: str | None = None) -> None:
         if message is not None:

@@ -35,6 +35,18 @@ SMTP_SESSIONS = Counter(
     "SMTP sessions of deep verification opened, by outcome (completed, blocked, unreachable, backed_off).",
     ["outcome"],
 )
+SMTP_WORK_CUT = Counter(
+    "verifier_smtp_work_cut_total",
+    "What deep verification's bounds left out (docs/deep.md, Bounded work): MX hosts named beyond the "
+    "first five, MX addresses beyond five or already tried.",
+    ["what"],
+)
+ROWS_FAILED = Counter(
+    "verifier_rows_failed_total",
+    "Addresses whose judging raised an error on our side: answered unknown/verification_failed, the rest "
+    "of their request or chunk went on (logged with the error).",
+    ["mode"],
+)
 REQUESTS = Counter("verifier_http_requests_total", "HTTP requests answered, by view.", ["view", "method", "status"])
 LATENCY = Histogram("verifier_http_request_duration_seconds", "Time to answer a request, by view.", ["view"])
 
@@ -58,6 +70,15 @@ def dns_queries_counted(outcomes: Iterable[str]) -> None:
 def smtp_sessions_counted(outcomes: Iterable[str]) -> None:
     for outcome, count in Tally(outcomes).items():
         SMTP_SESSIONS.labels(outcome=outcome).inc(count)
+
+
+def smtp_work_cut(cut: Tally[str]) -> None:
+    for what, count in cut.items():
+        SMTP_WORK_CUT.labels(what=what).inc(count)
+
+
+def rows_failed(count: int, *, mode: str) -> None:
+    ROWS_FAILED.labels(mode=mode).inc(count)
 
 
 def verdicts_withheld(count: int, *, source: str) -> None:

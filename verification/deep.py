@@ -12,7 +12,7 @@ import hashlib
 import ipaddress
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.utils import timezone
@@ -31,6 +31,7 @@ from verification.engine.mailboxes import (
     Prober,
     probe_address,
 )
+from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.syntax import normalise, parse
@@ -65,8 +66,9 @@ def may_contact(address: str) -> bool:
     return settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS or is_public(ipaddress.ip_address(address))
 
 
-# A single request answers at once: one back-off after a 421, then `unknown` (retry later).
-SINGLE_BACKOFF_TRIES = 1
+# A single request contacts each MX address once (docs/deep.md, Bounded work): a 421 is answered
+# `unknown` at once (ask again later), never backed off and asked again within the request.
+SINGLE_BACKOFF_TRIES = 0
 
 
 @dataclass
@@ -98,7 +100,8 @@ def deep_verify_many(
         answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session
         return answers
 
-    fast = verify_many(emails, remembered)
+    # The fast rules' verdicts answer a deep request too, and say so.
+    fast = [replace(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
     candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
     if not candidates:
         return fast
@@ -151,6 +154,7 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES
     findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
     metrics.smtp_sessions_counted(findings.sessions)
+    metrics.smtp_work_cut(findings.cut)
     SmtpSessionCount.objects.record(findings.sessions)
     for outcome, address, reply in findings.refusals:
         level = logging.WARNING if outcome == "blocked" else logging.INFO

@@ -6,6 +6,7 @@ verification costs the same, is cached the same and refuses the same whichever d
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -21,11 +22,13 @@ from billing.services import credits_require, credits_spend
 from lib import metrics
 from lib.errors import DomainError
 from verification.deep import deep_verify_many
+from verification.deep_requests import deep_request_slot
 from verification.engine import SubStatus, Verdict, verify_many
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.feedback import verdicts_with_feedback
+from verification.judging import rows_judged
 from verification.models import CachedVerdict
 from verification.resolver import domain_lookup, resolver_broken
 
@@ -79,7 +82,8 @@ def verifications_lookup(
 
 
 def _engine(emails: list[str], mode: str) -> list[Verdict]:
-    return deep_verify_many(emails) if mode == ValidationMode.DEEP else verify_many(emails, domain_lookup())
+    judge = deep_verify_many if mode == ValidationMode.DEEP else lambda rows: verify_many(rows, domain_lookup())
+    return rows_judged(emails, judge, mode=mode)
 
 
 def _cached(account: Account, email: str, mode: str) -> Verdict | None:
@@ -114,11 +118,10 @@ def verifications_charged(
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
     credits_require(account=account, amount=len(distinct))
-    looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
+    with deep_request_slot(account_id=account.pk) if mode == ValidationMode.DEEP else contextlib.nullcontext():
+        looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
     elapsed_ms = _elapsed_ms(started)
-    withheld = {
-        email for email, (verdict, cached) in looked_up.items() if not cached and _judged_by_broken_resolver(verdict)
-    }
+    withheld = {email for email, (verdict, cached) in looked_up.items() if not cached and _our_fault(verdict)}
     answered = _with_feedback(account, looked_up)
     results = [
         Verification(answered[email], looked_up[email][1], elapsed_ms, charged=email not in withheld)
@@ -143,9 +146,11 @@ def _with_feedback(account: Account, looked_up: dict[str, Lookup]) -> dict[str, 
     return dict(zip(emails, verdicts, strict=True))
 
 
-def _judged_by_broken_resolver(verdict: Verdict) -> bool:
-    """Free when the verdict is `unknown` because our own resolver is broken (verification/canaries.py):
-    the fault is ours, not the address's."""
+def _our_fault(verdict: Verdict) -> bool:
+    """Free when the verdict is `unknown` by our fault, not the address's: our own resolver is broken
+    (verification/canaries.py), or judging the address failed on our side (`verification_failed`)."""
+    if verdict.sub_status is SubStatus.VERIFICATION_FAILED:
+        return True
     return verdict.sub_status is SubStatus.DNS_TEMPORARY_FAILURE and resolver_broken()
 
 

@@ -186,7 +186,8 @@ def test_the_production_commands_serve_and_stop(tmp_path: Path, dns_server: DnsS
 def assert_ready(port: int, headers: dict[str, str], timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while True:
-        response = requests.get(f"http://127.0.0.1:{port}/readyz", headers=headers, timeout=10)
+        # A worker's first answer waits for it to boot: seconds on a loaded machine.
+        response = requests.get(f"http://127.0.0.1:{port}/readyz", headers=headers, timeout=60)
         if response.status_code == 200 or time.monotonic() > deadline:
             break
         time.sleep(0.5)

@@ -245,3 +245,26 @@ def test_an_unusable_lock_directory_stops_deep_chunks_not_fast_ones(
     assert processing.chunk_run_next(budget=5) == 1
     assert job_body(outsider, fast_id)["status"] == "completed"
     assert job_body(owner, deep_id)["status"] == "pending"
+
+
+def test_a_deep_job_with_international_rows_completes_every_row_answered(
+    owner: Persona, settings: Any, run_tasks: RunTasks
+) -> None:
+    settings.BULK_CHUNK_SIZE = 50
+    plain = [f"user{i}@mailbox.deepfarm.net" for i in range(178)] + ["alice@mailbox.deepfarm.net"]
+    international = [
+        *(f"jöe{i}@ascii-only.deepfarm.net" for i in range(8)),  # a server without SMTPUTF8
+        *(f"ñ{i}@utf8.deepfarm.net" for i in range(6)),  # asked with SMTPUTF8
+        *(f"user{i}@bücher.deepfarm.net" for i in range(6)),  # an IDNA domain
+        "alice@bücher.deepfarm.net",
+    ]
+    rows = plain + international
+    assert len(rows) == 200 and len(international) == 21
+    with run_tasks():
+        job_id = deep_upload(owner, rows).json()["id"]
+    body = job_body(owner, job_id)
+    assert body["status"] == "completed" and body["progress"]["processed"] == 200
+    answered = {row[0]: row for row in download(owner, body["result_download_url"])[1:]}
+    assert set(answered) == {row.lower() for row in rows}
+    assert body["breakdown"]["smtp_utf8_unsupported"] == 8 and body["breakdown"]["verification_failed"] == 0
+    assert answered["alice@bücher.deepfarm.net"][1] == "valid"

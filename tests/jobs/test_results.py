@@ -89,6 +89,8 @@ def test_breakdown_counts_processed_rows_by_sub_status_and_flag(owner: Persona, 
             ["catch_all", "mailbox_not_found", "mailbox_disabled", "mailbox_full", "greylisted", "smtp_blocked"], 0
         ),
         "smtp_unreachable": 0,
+        "smtp_utf8_unsupported": 0,
+        "verification_failed": 0,
         "free_provider": 1,
         "did_you_mean": 1,
         "catch_all_likely": 0,

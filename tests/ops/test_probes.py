@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from bench.procs import free_port
+from tests.support.db import database_unreachable
 from tests.support.metrics import scrape
 
 REDIS_TEST_DB = 15
@@ -36,15 +36,8 @@ def database_down(transactional_db: None, django_db_serialized_rollback: None) -
 
     Out of a transaction, so committed: serialized rollback puts back what the flush takes (tests/support/db.py).
     """
-    saved = dict(connection.settings_dict)
-    connection.close()
-    if connection.vendor == "sqlite":
-        connection.settings_dict["NAME"] = "/nonexistent-dir/readyz.sqlite3"
-    else:
-        connection.settings_dict.update(HOST="127.0.0.1", PORT=str(free_port()))
-    yield
-    connection.close()
-    connection.settings_dict.update(saved)
+    with database_unreachable():
+        yield
 
 
 def test_healthz_answers_ok_without_authentication() -> None:

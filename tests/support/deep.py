@@ -9,6 +9,9 @@ from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import ACCEPT, MxFarm, Script
 
 SENDER = "verify@deep-sender.net"
+# Forty MX hosts on addresses of their own, each turning every session away at the banner.
+FORTY_BUSY = [f"127.0.0.{n}" for n in range(60, 100)]
+BUSY_BANNER = "450 4.3.2 Service busy, try again later"
 # Nothing listens on this one's farm port: a dead MX host.
 DEAD_ADDRESS = "127.0.0.40"
 
@@ -34,6 +37,9 @@ SCRIPTS = {
     "127.0.0.12": Script(banner="421 4.7.0 Too many connections, try again later"),
     "127.0.0.13": Script(mailboxes={"alice": ACCEPT}, delay=0.05),
     "127.0.0.14": Script(mailboxes={"alice": ACCEPT}, others="450 4.7.1 Greylisted, try again later"),
+    "127.0.0.15": Script(mailboxes={"alice": ACCEPT, "jöe": ACCEPT, "ñ": ACCEPT}, smtputf8=True),
+    "127.0.0.16": Script(banner=BUSY_BANNER),
+    **{address: Script(banner=BUSY_BANNER) for address in FORTY_BUSY},
 }
 
 # domain -> its MX hosts' addresses, in preference order (one host each).
@@ -55,6 +61,10 @@ DOMAINS = {
     "deadfirst.deepfarm.net": [DEAD_ADDRESS, "127.0.0.2"],
     "alldead.deepfarm.net": [DEAD_ADDRESS],
     "tarpitfirst.deepfarm.net": ["127.0.0.7", "127.0.0.2"],
+    "utf8.deepfarm.net": ["127.0.0.15"],
+    "xn--bcher-kva.deepfarm.net": ["127.0.0.15"],  # bücher.deepfarm.net, as DNS (and SMTP) see it
+    "ascii-only.deepfarm.net": ["127.0.0.2"],  # 127.0.0.2 does not offer SMTPUTF8
+    "forty.deepfarm.net": FORTY_BUSY,
 }
 
 

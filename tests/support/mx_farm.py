@@ -39,6 +39,7 @@ class Script:
     greylist_seconds: float = 0.0  # each recipient gets 450 until this long after it was first asked
     starttls: bool = False  # offer STARTTLS
     starttls_required: bool = False  # MAIL FROM before STARTTLS gets 530
+    smtputf8: bool = False  # offer SMTPUTF8 (RFC 6531); a non-ASCII command without it gets 553 5.6.7
 
     def rcpt_reply(self, local: str) -> str:
         return self.mailboxes.get(local, self.others)
@@ -104,6 +105,11 @@ class MxFarm:
             with contextlib.suppress(Exception):
                 server.close_clients()
         self._servers.clear()
+        # Sessions still open (a tarpit's) end here, not after the loop has closed under them.
+        sessions = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in sessions:
+            task.cancel()
+        await asyncio.gather(*sessions, return_exceptions=True)
 
     async def _session(self, address: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         script, stats = self.scripts[address], self.stats
@@ -130,9 +136,13 @@ class MxFarm:
         await self._say(writer, script, script.banner)
         if not script.banner.startswith("220"):
             return
-        state = {"tls": False, "rcpts": 0}
-        while line := (await reader.readline()).decode("ascii", "replace").strip():
+        state = {"tls": False, "rcpts": 0, "utf8": False}
+        while line := (await reader.readline()).decode("utf-8", "replace").strip():
             verb, _, argument = line.partition(" ")
+            if not line.isascii() and not (script.smtputf8 and state["utf8"]):
+                self.stats.commands[verb.upper()] += 1
+                await self._say(writer, script, "553 5.6.7 Non-ASCII address without SMTPUTF8")
+                continue
             self.stats.commands[verb.upper()] += 1
             reply = self._reply(address, script, state, verb.upper(), argument)
             if verb.upper() == "STARTTLS" and script.starttls:
@@ -148,10 +158,12 @@ class MxFarm:
     def _reply(self, address: str, script: Script, state: dict[str, int], verb: str, argument: str) -> str:
         if verb in ("EHLO", "HELO"):
             offer = "250-STARTTLS\r\n" if script.starttls and not state["tls"] else ""
+            offer += "250-SMTPUTF8\r\n" if script.smtputf8 else ""
             return f"250-mx.farm hello\r\n250-PIPELINING\r\n{offer}250 8BITMIME"
         if verb == "MAIL":
             if script.starttls_required and not state["tls"]:
                 return "530 5.7.0 Must issue a STARTTLS command first"
+            state["utf8"] = script.smtputf8 and "SMTPUTF8" in argument.upper()
             return script.mail_reply
         if verb == "RCPT":
             return self._rcpt(address, script, state, argument)

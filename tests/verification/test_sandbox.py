@@ -27,6 +27,8 @@ SANDBOX = {
     "greylisted@sandbox.example": ("unknown", "greylisted"),
     "blocked@sandbox.example": ("unknown", "smtp_blocked"),
     "unreachable@sandbox.example": ("unknown", "smtp_unreachable"),
+    "utf8@sandbox.example": ("unknown", "smtp_utf8_unsupported"),
+    "failed@sandbox.example": ("unknown", "verification_failed"),
 }
 
 

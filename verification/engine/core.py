@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.syntax import normalise, parse
-from verification.engine.verdict import Verdict, classify
+from verification.engine.verdict import Checks, Status, SubStatus, Verdict, classify
+
+logger = logging.getLogger(__name__)
 
 DomainLookup = Callable[[Collection[str]], Mapping[str, DomainAnswer]]
 
@@ -39,3 +43,60 @@ def with_second_chance(lookup: DomainLookup) -> DomainLookup:
         return answers
 
     return lookup_twice
+
+
+Judge = Callable[[list[str]], list[Verdict]]
+
+
+def verdicts_isolated(
+    emails: list[str], judge: Judge, *, mode: str, passthrough: tuple[type[BaseException], ...] = ()
+) -> list[Verdict]:
+    """`judge(emails)`, except that nothing one row holds can fail the others: when judging
+    raises, the rows are judged again in halves down to the row at fault, which is answered
+    `unknown` / `verification_failed` (logged). Exceptions in `passthrough` (an outage of our own
+    database or cache) are no row's fault and propagate."""
+    try:
+        return judge(emails)
+    except passthrough:
+        raise
+    except Exception:
+        if len(emails) <= 1:
+            logger.exception("judging one %s row failed; it is answered verification_failed", mode)
+            return [failed_verdict(email, mode=mode) for email in emails]
+    middle = len(emails) // 2
+    return [
+        *verdicts_isolated(emails[:middle], judge, mode=mode, passthrough=passthrough),
+        *verdicts_isolated(emails[middle:], judge, mode=mode, passthrough=passthrough),
+    ]
+
+
+_NOTHING_CHECKED = Checks(
+    syntax_valid=False,
+    domain_valid=False,
+    mx_found=False,
+    smtp_valid=None,
+    is_disposable=False,
+    is_role_based=False,
+    is_catch_all=None,
+    is_free_provider=False,
+)
+
+
+def failed_verdict(raw_email: str, *, mode: str) -> Verdict:
+    """`unknown` / `verification_failed`: what judging this row found before it failed is not
+    trusted, so every check says no more than its syntax (and that only when it can be read)."""
+    email = raw_email.strip().lower()
+    try:
+        checks = replace(_NOTHING_CHECKED, syntax_valid=parse(normalise(raw_email)) is not None)
+    except Exception:
+        checks = _NOTHING_CHECKED
+    return Verdict(
+        email=email,
+        is_valid=False,
+        status=Status.UNKNOWN,
+        sub_status=SubStatus.VERIFICATION_FAILED,
+        validation_mode=mode,
+        confidence="low",
+        score=30,
+        checks=checks,
+    )

@@ -21,6 +21,7 @@ _CATCH_ALL: _Outcome = (Status.RISKY, SubStatus.CATCH_ALL, False, "medium", 60, 
 _GREYLISTED: _Outcome = (Status.UNKNOWN, SubStatus.GREYLISTED, False, "low", 30, None)
 _BLOCKED: _Outcome = (Status.UNKNOWN, SubStatus.SMTP_BLOCKED, False, "low", 30, None)
 _UNREACHABLE: _Outcome = (Status.UNKNOWN, SubStatus.SMTP_UNREACHABLE, False, "low", 30, None)
+_UTF8_UNSUPPORTED: _Outcome = (Status.UNKNOWN, SubStatus.SMTP_UTF8_UNSUPPORTED, False, "low", 30, None)
 _BY_MEANING: dict[Meaning, _Outcome] = {
     Meaning.NO_MAILBOX: (Status.INVALID, SubStatus.MAILBOX_NOT_FOUND, False, "high", 0, False),
     Meaning.DISABLED: (Status.INVALID, SubStatus.MAILBOX_DISABLED, False, "high", 0, False),
@@ -30,6 +31,7 @@ _BY_MEANING: dict[Meaning, _Outcome] = {
     Meaning.TOO_MANY_CONNECTIONS: _GREYLISTED,
     Meaning.BLOCKED: _BLOCKED,
     Meaning.UNREACHABLE: _UNREACHABLE,
+    Meaning.UTF8_UNSUPPORTED: _UTF8_UNSUPPORTED,
 }
 # The catch-all probe's answer, once the address itself was accepted.
 _PROBE_BLOCKS: dict[Meaning, _Outcome] = {
@@ -57,7 +59,7 @@ def deep_verdict(fast: Verdict, answer: Answer, probe: Answer | None, catch_all:
     domain's (cached or just probed); `probe` the probe's answer when it was asked now."""
     outcome = _outcome(fast, answer, probe, catch_all)
     status, sub_status, is_valid, confidence, score, smtp_valid = outcome
-    decided = outcome not in (_GREYLISTED, _BLOCKED, _UNREACHABLE)
+    decided = outcome not in (_GREYLISTED, _BLOCKED, _UNREACHABLE, _UTF8_UNSUPPORTED)
     checks = replace(fast.checks, smtp_valid=smtp_valid, is_catch_all=catch_all if decided else None)
     return replace(
         fast,

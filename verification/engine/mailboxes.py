@@ -16,6 +16,11 @@ kill -9), and it costs no database or Redis round trip. One machine's limit is a
 
 A 421 or "too many connections" is no verdict: the group backs off and asks again while its
 deadline allows. A recipient refused as one too many is asked again in a session of its own.
+
+Bounded work (docs/deep.md, "Bounded work"): a group tries at most MAX_MX_HOSTS of its MX hosts,
+in preference order (RFC 5321 section 5.1 lets a client cap them), at most MAX_MX_ADDRESSES
+addresses among them, and each address once a round; whatever a hostile MX record set names
+beyond that is never looked up or contacted, only counted (`Findings.cut`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ import hmac
 import ipaddress
 import os
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -45,6 +51,9 @@ _BACKOFF_TRIES = 5
 _SLOT_POLL_SECONDS = 0.02
 # A group with more recipients than this is shared among up to `per_host` sessions run at once.
 RECIPIENTS_A_SESSION = 20
+# A round of a group tries at most this many MX hosts and this many distinct addresses among them.
+MAX_MX_HOSTS = 5
+MAX_MX_ADDRESSES = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +77,9 @@ class Findings:
     # (outcome, MX address, the reply) of each session turned away: what an operator reads when
     # `smtp_blocked` rises ("spamhaus", "reverse hostname", ...)
     refusals: list[tuple[str, str, Reply]] = field(default_factory=list)
+    # What the bounds left out: "mx_hosts" named beyond MAX_MX_HOSTS, "mx_addresses" beyond
+    # MAX_MX_ADDRESSES or already tried this round.
+    cut: Counter[str] = field(default_factory=Counter)
 
 
 def probe_address(domain: str, key: bytes, today: date) -> str:
@@ -179,16 +191,24 @@ class Prober:
                 self.findings.answers[recipient] = _failure_answer(alone)
         return []
 
-    async def _first_host_that_answers(self, hosts: Iterable[str], recipients: list[str]) -> Session | Answer:
+    async def _first_host_that_answers(self, hosts: Sequence[str], recipients: list[str]) -> Session | Answer:
         """The session of the first MX address that took it, or the answer for every recipient
-        when none did. When every host said "too busy", the last session: the caller backs off."""
+        when none did. When every host said "too busy", the last session: the caller backs off.
+        Bounded (module docstring): MAX_MX_HOSTS hosts, MAX_MX_ADDRESSES addresses, each once."""
         last: Session | None = None
         none_public = False
-        for host in hosts:
+        tried: set[str] = set()
+        named = list(dict.fromkeys(hosts))
+        self.findings.cut["mx_hosts"] += max(0, len(named) - MAX_MX_HOSTS)
+        for host in named[:MAX_MX_HOSTS]:
             addresses = await self.resolve(host)
             public = [address for address in addresses if self.allowed(address)]
             none_public = none_public or bool(addresses and not public)
             for address in public:
+                if address in tried or len(tried) >= MAX_MX_ADDRESSES:
+                    self.findings.cut["mx_addresses"] += 1
+                    continue
+                tried.add(address)
                 last = await self._session(address, recipients)
                 if not last.refused_at_connect:
                     return last
@@ -206,7 +226,7 @@ class Prober:
             self.findings.refusals.append((session.outcome, address, session.refusal))
         return session
 
-    def _settle(self, recipients: Iterable[str], answer: Answer) -> None:
+    def _settle(self, recipients: list[str], answer: Answer) -> None:
         for recipient in recipients:
             self.findings.answers.setdefault(recipient, answer)
 

@@ -33,6 +33,8 @@ _ANSWERS: dict[str, tuple[Status, SubStatus | None, str, int, dict[str, bool | N
     "greylisted": (Status.UNKNOWN, SubStatus.GREYLISTED, "low", 30, {}),
     "blocked": (Status.UNKNOWN, SubStatus.SMTP_BLOCKED, "low", 30, {}),
     "unreachable": (Status.UNKNOWN, SubStatus.SMTP_UNREACHABLE, "low", 30, {}),
+    "utf8": (Status.UNKNOWN, SubStatus.SMTP_UTF8_UNSUPPORTED, "low", 30, {}),
+    "failed": (Status.UNKNOWN, SubStatus.VERIFICATION_FAILED, "low", 30, {}),
 }
 SANDBOX_ADDRESSES = tuple(f"{local}@{SANDBOX_DOMAIN}" for local in _ANSWERS)
 

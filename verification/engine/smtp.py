@@ -1,7 +1,9 @@
 """The SMTP dialogue of deep verification: one session with one MX address.
 
 banner, EHLO, STARTTLS when offered (no certificate check, as MTAs do), MAIL FROM, RCPT TO each
-recipient, QUIT. Never DATA, never VRFY. aiosmtplib speaks the protocol; it is handed a socket we
+recipient, QUIT. Never DATA, never VRFY. Domains go on the wire in their IDNA form (`xn--…`); a
+mailbox name outside ASCII is asked with SMTPUTF8 (RFC 6531) when the server offers it and not at
+all when it does not (`Meaning.UTF8_UNSUPPORTED`). aiosmtplib speaks the protocol; it is handed a socket we
 connected ourselves (directly or through a SOCKS5 proxy), so the connection goes to exactly the
 address the caller vetted. Every step waits at most `timeout` seconds. What the replies mean is
 smtp_replies.py's business; which address to ask, and when, is mailboxes.py's.
@@ -11,13 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 from dataclasses import dataclass, field
 
 import aiosmtplib
 from python_socks.async_.asyncio import Proxy
 
-from verification.engine.smtp_replies import Meaning, Reply, meaning
+from verification.engine.smtp_replies import UTF8_NOT_OFFERED, Meaning, Reply, meaning
+from verification.engine.syntax import parse
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +81,23 @@ async def open_socket(address: str, config: SmtpConfig) -> socket.socket:
     return sock
 
 
+def wire_form(recipient: str) -> str:
+    """The recipient as it goes on the wire: its domain in IDNA form, the mailbox name as it is."""
+    address = parse(recipient)
+    if address is None:
+        return recipient
+    return f"{address.local}@{address.ascii_domain}"
+
+
+def needs_utf8(recipient: str) -> bool:
+    return not wire_form(recipient).isascii()
+
+
 async def run_session(address: str, recipients: list[str], config: SmtpConfig) -> Session:
     """Ask `address` about each recipient in one session. Recipients it did not get to (the
-    server limits recipients per session, or cut us off) are missing from `answers`."""
+    server limits recipients per session, or cut us off) are missing from `answers`. Never
+    raises: whatever goes wrong ends the session with a failure (its recipients are then asked
+    elsewhere or answered unreachable), never the caller's batch."""
     session = Session(address)
     try:
         sock = await open_socket(address, config)
@@ -89,6 +109,9 @@ async def run_session(address: str, recipients: list[str], config: SmtpConfig) -
     )
     try:
         await _dialogue(client, session, recipients, config)
+    except Exception as exc:  # a bug of ours or the library's: this session fails, not the batch
+        logger.exception("SMTP session with %s failed", address)
+        session.failure, session.failed_at = Reply(0, f"error: {type(exc).__name__}"), "error"
     finally:
         client.close()
     return session
@@ -103,16 +126,30 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
         if client.supports_extension("starttls"):
             step = "starttls"
             await client.starttls(validate_certs=False)
-        step = "mail"
-        await client.mail(config.mail_from)
-        step = "rcpt"
-        await _recipients(client, session, recipients, config)
+            step = "ehlo"
+            await client.ehlo()  # what the server offers inside TLS (SMTPUTF8 among it)
+        askable = _askable(client, session, recipients)
+        if askable:
+            step = "mail"
+            await _mail(client, config, utf8=any(map(needs_utf8, askable)))
+            step = "rcpt"
+            await _recipients(client, session, askable, config)
         with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
             await client.quit(timeout=min(config.timeout, 2.0))
     except aiosmtplib.SMTPResponseException as exc:
         session.failure, session.failed_at = Reply(exc.code, exc.message), step
     except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
         session.failure, session.failed_at = Reply(0, f"{step}: {exc or type(exc).__name__}"), step
+
+
+def _askable(client: aiosmtplib.SMTP, session: Session, recipients: list[str]) -> list[str]:
+    """The recipients this server can be asked about: all when it offers SMTPUTF8, else those whose
+    mailbox name is ASCII (the others are answered UTF8_NOT_OFFERED here)."""
+    if client.supports_extension("smtputf8"):
+        return recipients
+    for recipient in filter(needs_utf8, recipients):
+        session.answers[recipient] = UTF8_NOT_OFFERED
+    return [recipient for recipient in recipients if recipient not in session.answers]
 
 
 async def _recipients(client: aiosmtplib.SMTP, session: Session, recipients: list[str], config: SmtpConfig) -> None:
@@ -124,7 +161,7 @@ async def _recipients(client: aiosmtplib.SMTP, session: Session, recipients: lis
         reply = await _rcpt(client, recipient)
         if meaning(reply) is Meaning.TOO_MANY_RECIPIENTS and in_transaction:
             await client.rset()
-            await client.mail(config.mail_from)
+            await _mail(client, config, utf8=any(map(needs_utf8, recipients)))
             in_transaction = 0
             reply = await _rcpt(client, recipient)
         found = meaning(reply)
@@ -137,9 +174,15 @@ async def _recipients(client: aiosmtplib.SMTP, session: Session, recipients: lis
         in_transaction += 1
 
 
+async def _mail(client: aiosmtplib.SMTP, config: SmtpConfig, *, utf8: bool) -> None:
+    """MAIL FROM, asking for SMTPUTF8 when a recipient of this session needs it (and it was offered)."""
+    await client.mail(config.mail_from, options=["SMTPUTF8"] if utf8 else None)
+
+
 async def _rcpt(client: aiosmtplib.SMTP, recipient: str) -> Reply:
+    wire = wire_form(recipient)
     try:
-        response = await client.rcpt(recipient)
+        response = await client.rcpt(wire, encoding="utf-8" if not wire.isascii() else "ascii")
     except aiosmtplib.SMTPRecipientRefused as exc:
         return Reply(exc.code, exc.message)
     return Reply(response.code, response.message)

@@ -25,6 +25,9 @@ class Meaning(StrEnum):
     TOO_MANY_RECIPIENTS = "too_many_recipients"  # ask this recipient again in a session of its own
     TOO_MANY_CONNECTIONS = "too_many_connections"  # back off, ask later
     UNREACHABLE = "unreachable"  # no answer at all: refused, timed out, cut off
+    # Not a reply: a mailbox name outside ASCII, and the server does not offer SMTPUTF8 (RFC 6531),
+    # so it cannot be asked at all.
+    UTF8_UNSUPPORTED = "utf8_unsupported"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +60,15 @@ class Rule:
 
 _ENHANCED = re.compile(r"\s*#?([245]\.\d{1,3}\.\d{1,3})\b")
 NO_ANSWER = Reply(0, "no answer")
+# Not a reply: what a recipient needing SMTPUTF8 gets from a server that does not offer it.
+UTF8_NOT_OFFERED = Reply(0, "the server does not offer SMTPUTF8: a mailbox name outside ASCII cannot be asked")
 
 
 def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
     """The reply's meaning. `recipient`: whether it answers a RCPT TO (only there does a bare
     550 speak about a mailbox; at the banner, EHLO or MAIL FROM a refusal is about us)."""
+    if reply == UTF8_NOT_OFFERED:
+        return Meaning.UTF8_UNSUPPORTED
     if reply.code == 0:
         return Meaning.UNREACHABLE
     if 200 <= reply.code < 400:

@@ -35,6 +35,9 @@ class SubStatus(StrEnum):
     GREYLISTED = "greylisted"
     SMTP_BLOCKED = "smtp_blocked"
     SMTP_UNREACHABLE = "smtp_unreachable"
+    SMTP_UTF8_UNSUPPORTED = "smtp_utf8_unsupported"
+    # Either mode: judging this one row failed on our side (logged); ask again later.
+    VERIFICATION_FAILED = "verification_failed"
 
 
 DEEP_SUB_STATUSES = frozenset(
@@ -46,6 +49,7 @@ DEEP_SUB_STATUSES = frozenset(
         SubStatus.GREYLISTED,
         SubStatus.SMTP_BLOCKED,
         SubStatus.SMTP_UNREACHABLE,
+        SubStatus.SMTP_UTF8_UNSUPPORTED,
     }
 )
 
