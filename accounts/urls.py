@@ -6,7 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic.base import View
 
-from accounts import two_factor_views, views
+from accounts import key_views, member_views, two_factor_views, views
 
 # Django's own password views, at our addresses and with our templates (accounts/<template>.html).
 PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
@@ -35,15 +35,15 @@ urlpatterns = [
         for route, view, name, template in PASSWORD_PAGES
     ),
     path("account/switch", views.account_switch, name="account-switch"),
-    path("members", views.members, name="members"),
-    path("members/invite", views.member_invite, name="member-invite"),
+    path("members", member_views.members, name="members"),
+    path("members/invite", member_views.member_invite, name="member-invite"),
     path("members/require-2fa", views.require_two_factor, name="require-2fa"),
-    path("invitations/<str:token>", views.invitation, name="invitation"),
-    path("members/<int:member_id>/role", views.member_role, name="member-role"),
-    path("members/<int:member_id>/remove", views.member_remove_view, name="member-remove"),
+    path("invitations/<str:token>", member_views.invitation, name="invitation"),
+    path("members/<int:member_id>/role", member_views.member_role, name="member-role"),
+    path("members/<int:member_id>/remove", member_views.member_remove_view, name="member-remove"),
     path("settings/audit", views.audit_log, name="audit"),
-    path("keys", views.keys, name="keys"),
-    path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
-    path("settings/signing-secret", views.signing_secret, name="signing-secret"),
-    path("settings/signing-secret/rotate", views.signing_secret_rotate, name="signing-secret-rotate"),
+    path("keys", key_views.keys, name="keys"),
+    path("keys/<int:key_id>/revoke", key_views.key_revoke, name="key-revoke"),
+    path("settings/signing-secret", key_views.signing_secret, name="signing-secret"),
+    path("settings/signing-secret/rotate", key_views.signing_secret_rotate, name="signing-secret-rotate"),
 ]

@@ -10,7 +10,8 @@ from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from accounts.models import ApiKey, RateWindow
+from accounts.models import ApiKey
+from apikit.models import RateWindow
 
 WINDOW_SECONDS = 1
 

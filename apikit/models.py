@@ -6,6 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.models import KeyMode
+from lib import sql
 
 
 class IdempotencyRecord(models.Model):
@@ -37,3 +38,39 @@ class IdempotencyRecord(models.Model):
         self.state = self.State.DONE
         self.response_status, self.response_body, self.response_headers = status, body, headers
         self.save(update_fields=["state", "response_status", "response_body", "response_headers"])
+
+
+# The per-key throttle's count where there is no Redis (apikit/key_throttle.py).
+class RateWindowQuerySet(models.QuerySet["RateWindow"]):
+    def hit(self, *, key_id: int, second: int) -> int:
+        """Count a request in the key's window for `second`; returns the window's count so far.
+
+        One atomic statement (see lib/sql.py): a new second starts the count again at 1.
+        """
+        table = sql.table(RateWindow)
+        row = sql.fetch_one(
+            f"INSERT INTO {table} (key_id, window_second, hits) VALUES (%s, %s, 1)"
+            f" ON CONFLICT (key_id) DO UPDATE SET"
+            f" hits = CASE WHEN {table}.window_second = excluded.window_second THEN {table}.hits + 1 ELSE 1 END,"
+            f" window_second = excluded.window_second"
+            f" RETURNING hits",
+            [key_id, second],
+        )
+        assert row is not None
+        return int(row[0])
+
+
+class RateWindow(models.Model):
+    """Requests of one API key in its latest one-second window, where there is no Redis to count in."""
+
+    key = models.OneToOneField("accounts.ApiKey", models.CASCADE, primary_key=True, related_name="+")
+    window_second = models.BigIntegerField(help_text="Unix time of the window's second.")
+    hits = models.PositiveIntegerField()
+
+    objects = RateWindowQuerySet.as_manager()
+
+    class Meta:
+        db_table = "accounts_ratewindow"  # where it was created, before it moved beside the throttle
+
+    def __str__(self) -> str:
+        return f"key {self.key_id}: {self.hits} in {self.window_second}"

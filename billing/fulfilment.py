@@ -157,7 +157,7 @@ def subscription_deleted(subscription: StripeDict) -> Applied:
     customer = Customer.objects.select_related("account").filter(stripe_id=subscription.get("customer") or "").first()
     if customer is None or subscription.get("id") != customer.subscription_id:
         return Applied(Outcome.MISMATCHED, f"subscription {subscription.get('id')} is not an account's current one")
-    # A downgrade to a cheaper paid plan waits for this: billing.payments.periods_expire starts it.
+    # A downgrade to a cheaper paid plan waits for this: billing.subscriptions.periods_expire starts it.
     pending = customer.pending_plan if prices.plan(customer.pending_plan) else FREE_PLAN
     items = (subscription.get("items") or {}).get("data") or [{}]
     # On the subscription before API version 2025-03-31, on its items from then on.

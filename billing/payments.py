@@ -1,4 +1,4 @@
-"""What a customer does with a card: save it, buy a pack, switch or cancel a plan, auto-recharge.
+"""What a customer does with a card: save it, buy a pack, auto-recharge (plans: billing/subscriptions.py).
 
 Each call talks to Stripe (billing/gateway.py) outside any database transaction, then applies
 what Stripe answered through billing/fulfilment.py, the same code the webhook runs: the portal
@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from billing import gateway, prices
-from billing.fulfilment import FREE_PLAN, intent_succeeded, invoice_paid, plan_set
+from billing.fulfilment import intent_succeeded
 from billing.gateway import PaymentFailed
 from billing.models import Customer, Payment
 from lib.errors import DomainError
@@ -70,7 +70,7 @@ def pack_buy(*, account: Account, pack_code: str, key: str, off_session: bool = 
     price = prices.pack(pack_code)
     if price is None:
         raise UnknownProduct(param="pack")
-    customer = _with_card(account)
+    customer = customer_with_card(account)
     intent = gateway.pack_charge(
         customer_id=customer.stripe_id,
         card=customer.card_payment_method,
@@ -105,79 +105,7 @@ def _failed(account: Account, intent: gateway.StripeDict, price: prices.Price, o
     raise PaymentFailed(message)
 
 
-def plan_switch(*, account: Account, plan_code: str) -> str:
-    """Subscribe, upgrade at once (pro-rated by Stripe) or downgrade at the period's end; returns what happened."""
-    with gateway.refusals():
-        return _plan_switch(account, plan_code)
-
-
-def _plan_switch(account: Account, plan_code: str) -> str:
-    if plan_code == FREE_PLAN:
-        return plan_cancel(account=account)
-    price = prices.plan(plan_code)
-    if price is None:
-        raise UnknownProduct(param="plan")
-    customer = _with_card(account)
-    current = prices.plan(customer.subscription_plan) if customer.subscription_id else None
-    if current is None:
-        started = gateway.subscription_create(
-            customer_id=customer.stripe_id, price=price, account_id=str(account.public_id)
-        )
-        subscription_id = str(started["subscription"]["id"])
-        if not _paid(started["invoice"]):
-            gateway.subscription_cancel(subscription_id=subscription_id)  # never a plan left unpaid at Stripe
-            raise PaymentFailed(gateway.DECLINED_PLAN)
-        return _invoice_applied(customer, subscription_id, started["invoice"], price)
-    if price.code == current.code:
-        return _resume(customer, price)
-    if price.credits > current.credits:
-        upgraded = gateway.subscription_upgrade(
-            subscription_id=customer.subscription_id, customer_id=customer.stripe_id, price=price
-        )
-        return _invoice_applied(customer, customer.subscription_id, upgraded["invoice"], price)
-    gateway.subscription_end_at_period_end(subscription_id=customer.subscription_id, end=True)
-    _pending(customer, price.code)
-    return f"You move to {price.code.title()} when the paid period ends."
-
-
-def plan_cancel(*, account: Account) -> str:
-    customer = Customer.objects.filter(account=account).exclude(subscription_id="").first()
-    if customer is None:
-        return "You are on no paid plan."
-    with gateway.refusals():
-        gateway.subscription_end_at_period_end(subscription_id=customer.subscription_id, end=True)
-    _pending(customer, FREE_PLAN)
-    return "Your plan ends with the paid period; then you are on Free."
-
-
-def _resume(customer: Customer, price: prices.Price) -> str:
-    if customer.pending_plan:
-        gateway.subscription_end_at_period_end(subscription_id=customer.subscription_id, end=False)
-        _pending(customer, "")
-        return f"You stay on {price.code.title()}."
-    return f"You are on {price.code.title()} already."
-
-
-def _pending(customer: Customer, code: str) -> None:
-    customer.pending_plan = code
-    customer.save(update_fields=["pending_plan"])
-
-
-def _invoice_applied(
-    customer: Customer, subscription_id: str, invoice: gateway.StripeDict | None, price: prices.Price
-) -> str:
-    if invoice is None or not _paid(invoice):
-        raise PaymentFailed(gateway.DECLINED_PLAN)
-    Customer.objects.filter(pk=customer.pk).update(subscription_id=subscription_id)
-    invoice_paid({**invoice, "subscription": subscription_id})
-    return f"You are on {price.code.title()} now."
-
-
-def _paid(invoice: gateway.StripeDict | None) -> bool:
-    return invoice is not None and invoice.get("status") == "paid"
-
-
-def _with_card(account: Account) -> Customer:
+def customer_with_card(account: Account) -> Customer:
     customer = Customer.objects.filter(account=account).exclude(card_payment_method="").first()
     if customer is None:
         raise NoCard
@@ -188,7 +116,7 @@ def recharge_set(*, account: Account, pack_code: str, below: int) -> None:
     """Turn auto-recharge on (a pack and a threshold) or off (pack_code "")."""
     if pack_code and prices.pack(pack_code) is None:
         raise UnknownProduct(param="pack")
-    customer = _with_card(account)
+    customer = customer_with_card(account)
     customer.recharge_pack, customer.recharge_below, customer.recharge_failure = pack_code, max(0, below), ""
     customer.save(update_fields=["recharge_pack", "recharge_below", "recharge_failure"])
 
@@ -238,23 +166,3 @@ def _recharge_stopped(customer: Customer, reason: str) -> None:
         None,
         [customer.account.email],
     )
-
-
-def periods_expire() -> int:
-    """Plan changes whose paid period is over: `free` after a cancellation, or the cheaper plan a
-    downgrade chose (a new subscription on the saved card; `free` if it is declined). Returns how many."""
-    due = Customer.objects.exclude(pending_plan="").filter(subscription_id="", period_end__lte=timezone.now())
-    moved = 0
-    for customer in due.select_related("account"):
-        claimed = Customer.objects.filter(pk=customer.pk, pending_plan=customer.pending_plan, subscription_id="")
-        if not claimed.update(pending_plan="", period_end=None):
-            continue  # another worker has it
-        moved += 1
-        if customer.pending_plan != FREE_PLAN:
-            try:
-                plan_switch(account=customer.account, plan_code=customer.pending_plan)
-                continue
-            except DomainError as error:
-                log.warning("downgrade of account %s failed: %s", customer.account.public_id, error.message)
-        plan_set(customer.account, FREE_PLAN)
-    return moved

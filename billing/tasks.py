@@ -1,8 +1,8 @@
-"""Billing's queued work: thin entry points that take ids and call billing/payments.py."""
+"""Billing's queued work: thin entry points that take ids and call billing/payments.py and billing/subscriptions.py."""
 
 from __future__ import annotations
 
-from billing import gateway, payments, queue
+from billing import gateway, payments, queue, subscriptions
 
 
 def recharge_due() -> int:
@@ -20,4 +20,4 @@ def recharge(customer_id: int) -> None:
 
 
 def expire_periods() -> int:
-    return payments.periods_expire()
+    return subscriptions.periods_expire()

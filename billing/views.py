@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
-from billing import gateway, ledger, payments, prices
+from billing import gateway, ledger, payments, prices, subscriptions
 from billing.models import Customer, Payment
 from lib.errors import DomainError
 from lib.tokens import random_base62
@@ -105,7 +105,9 @@ def _buy(request: HttpRequest, account: Account, code: str) -> HttpResponse:
 def plan_switch(request: HttpRequest, account: Account) -> HttpResponse:
     if gateway.enabled():
         try:
-            messages.success(request, payments.plan_switch(account=account, plan_code=request.POST.get("plan", "")))
+            messages.success(
+                request, subscriptions.plan_switch(account=account, plan_code=request.POST.get("plan", ""))
+            )
         except DomainError as error:
             messages.error(request, error.message)
     return redirect("billing")

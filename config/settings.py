@@ -299,7 +299,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # OpenAPI 3.1 for its top-level `webhooks`: the job callbacks are described there too.
     "OAS_VERSION": "3.1.0",
-    "WEBHOOKS": ["jobs.apis.COMPLETION_WEBHOOK"],
+    "WEBHOOKS": ["jobs.schema.COMPLETION_WEBHOOK"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.schema.document_result_download",

@@ -6,8 +6,8 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
+from accounts.apis import AccountApi
 from apikit.exceptions import api_not_found, reads_only
-from billing.apis import AccountApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
 

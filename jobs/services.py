@@ -61,15 +61,6 @@ class Submission:
     job: Job
     estimated_seconds: int
 
-    def receipt(self) -> dict[str, object]:
-        job = self.job
-        return {
-            "id": job.pk,
-            "status": job.status,
-            "total_emails": job.total,
-            "estimated_seconds": self.estimated_seconds,
-        }
-
 
 def bulk_in_plan(*, account: Account) -> None:
     """Bulk needs the Starter plan or above (an upload and its preview both ask)."""

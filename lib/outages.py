@@ -26,5 +26,11 @@ OUTAGES: tuple[type[BaseException], ...] = (
 RETRY_AFTER_SECONDS = 5
 
 
+# SQLite says OperationalError for a broken schema too (PostgreSQL: ProgrammingError): a bug, not an outage.
+_SCHEMA_ERRORS = ("no such table", "no such column")
+
+
 def is_outage(exc: BaseException | None) -> bool:
+    if isinstance(exc, OperationalError) and str(exc).startswith(_SCHEMA_ERRORS):
+        return False
     return isinstance(exc, OUTAGES)

@@ -1,7 +1,7 @@
 """Deleting what has expired, in batches, so a prune never holds a long lock or a huge transaction.
 
 Every model whose rows carry an indexed `expires_at` is pruned by `prune_expired` (the hourly
-task `verification.tasks.prune_expired`): a table that grows with use gets its lifetime by
+task, scheduled in `verification/queue.py`): a table that grows with use gets its lifetime by
 declaring that field, and no app has to know another's models to have them pruned.
 """
 

@@ -8,21 +8,21 @@ the business from the admin.
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import socket
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from accounts.models import Account, ApiKey, KeyMode
 from bench.procs import interruptible
-from tests.factories import AccountFactory, UserFactory, issue_key
+from tests.factories import UserFactory
+from tests.support.personas import Persona, make_persona, sandboxed
+
+__all__ = ["Persona", "make_persona", "sandboxed"]  # tests import them from here too
 from tests.support.deep import SCRIPTS, deep_settings, farm_zone
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
@@ -180,37 +180,6 @@ def _resolver_on_loopback(settings: Any, dns_server: DnsServer) -> Iterator[DnsS
     dns_server.delay = 0.0
     dns_server.everything = None
     dns_server.loss, dns_server.max_qps = 0.0, None
-
-
-@dataclass
-class Persona:
-    account: Account
-    api_key: str
-    client: Client
-
-    def post_json(self, path: str, body: Any, **headers: str) -> Any:
-        data = body if isinstance(body, (str, bytes)) else json.dumps(body)
-        return self.client.post(path, data=data, content_type="application/json", headers=self.auth(headers))
-
-    def get(self, path: str, **headers: str) -> Any:
-        return self.client.get(path, headers=self.auth(headers))
-
-    def verify(self, email: str, **headers: str) -> Any:
-        return self.post_json("/v1/verify", {"email": email}, **headers)
-
-    def auth(self, headers: dict[str, str]) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}", **headers}
-
-
-def make_persona(**account_kwargs: Any) -> Persona:
-    account = AccountFactory(**account_kwargs)
-    return Persona(account=account, api_key=issue_key(account), client=Client())
-
-
-def sandboxed(persona: Persona) -> Persona:
-    """The same account, calling with a new test key (`ev_test_…`)."""
-    raw = ApiKey.issue(account=persona.account, name="Sandbox", key_mode=KeyMode.TEST)[1]
-    return Persona(account=persona.account, api_key=raw, client=persona.client)
 
 
 @pytest.fixture

@@ -83,6 +83,8 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         ).pk
     if "code" in params:
         values["code"] = "pack_1k"
+    if "provider" in params:
+        values["provider"] = "sendgrid"  # a feedback webhook's sending service
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 
@@ -121,3 +123,61 @@ def test_each_key_gets_each_endpoint_as_its_scope_and_creators_role_say(
         assert response.status_code != 403, response.content
     else:
         assert (response.status_code, response.json()["error"]["code"]) == (403, "key_not_permitted")
+
+
+# What every route holding another account's object does for an outsider (a signed-in customer of
+# another account, or its full key): 404, as if the object did not exist, and nothing changes. The
+# same URL walk as above, so a new route with a job, key or member in its path is covered at once.
+OWNED = {"job_id", "key_id", "member_id"}
+# Its owner too gets 404 from the sample (a job without a result file yet); the finished case, owner
+# and outsider: tests/jobs/test_portal_jobs.py.
+OWNER_404_TOO = {"job-download"}
+
+
+def owned_state(persona: Persona) -> list[Any]:
+    account = persona.account
+    return [
+        sorted(Job.objects.filter(account=account).values_list("id", "status")),
+        sorted(account.api_keys.values_list("id", "revoked_at", "name")),
+        sorted(account.memberships.values_list("id", "role")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [(name, params) for name, _, params in PORTAL if OWNED & set(params)],
+    ids=[name for name, _, params in PORTAL if OWNED & set(params)],
+)
+def test_an_outsider_gets_404_from_each_portal_page_of_the_owners_objects(
+    owner: Persona, outsider: Persona, name: str, params: list[str]
+) -> None:
+    url = reverse(name, kwargs=sample_arguments(owner, params))
+    before = owned_state(owner)
+    client = Client()
+    client.force_login(outsider.account.owner)
+    statuses = {client.get(url).status_code, client.post(url).status_code}
+    assert 404 in statuses and statuses <= {404, 405}, statuses  # 405: the page takes only the other method
+    assert owned_state(owner) == before
+    if name in OWNER_404_TOO:
+        return
+    mine = Client()
+    mine.force_login(owner.account.owner)
+    assert {mine.get(url).status_code, mine.post(url).status_code} - {404, 405}  # the owner's object is there
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "params"),
+    [(name, method, params) for name, method, _, params in API if OWNED & set(params)],
+    ids=[f"{method} {name}" for name, method, _, params in API if OWNED & set(params)],
+)
+def test_an_outsider_key_gets_404_from_each_endpoint_of_the_owners_objects(
+    owner: Persona, outsider: Persona, name: str, method: str, params: list[str]
+) -> None:
+    url = reverse(name, kwargs=sample_arguments(owner, params))
+    before = owned_state(owner)
+    response = getattr(Client(), method.lower())(url, headers={"Authorization": f"Bearer {outsider.api_key}"})
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+    assert owned_state(owner) == before
+    mine = getattr(Client(), method.lower())(url, headers={"Authorization": f"Bearer {owner.api_key}"})
+    assert mine.status_code != 404, mine.content  # the owner's object is there

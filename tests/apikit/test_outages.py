@@ -18,8 +18,6 @@ from tests.conftest import Persona, make_persona
 from tests.support.db import database_unreachable
 from tests.support.portal import logged_in
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 
 def assert_unavailable(response: Any) -> None:
     assert response.status_code == 503, response.content

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from billing import gateway, payments
+from billing import gateway, subscriptions
 from billing.models import Customer, Payment
 from tests.billing.conftest import balance_and_ledger, logged_in
 from tests.support.localstripe import CARD_DECLINED_ON_CHARGE, CARD_DECLINED_ON_SAVE, LocalStripe, confirm_card_setup
@@ -139,7 +139,7 @@ def test_a_downgrade_starts_the_cheaper_plan_when_the_paid_one_ends(free_owner: 
     ended = {"id": customer.subscription_id, "customer": customer.stripe_id, "current_period_end": int(time.time()) - 1}
     body, header = signed(event("customer.subscription.deleted", ended))
     Client().post("/webhooks/stripe", body, content_type="application/json", headers={"Stripe-Signature": header})
-    assert payments.periods_expire() == 1
+    assert subscriptions.periods_expire() == 1
     free_owner.account.refresh_from_db()
     customer.refresh_from_db()
     assert (free_owner.account.plan.code, customer.subscription_plan, customer.pending_plan) == (

@@ -11,7 +11,7 @@ from django.test import Client
 
 from accounts.models import AuditEvent
 from billing.models import Customer, Payment, StripeEvent
-from billing.payments import periods_expire
+from billing.subscriptions import periods_expire
 from tests.billing.conftest import balance_and_ledger, with_customer
 from tests.support.stripe_events import event, invoice, payment_intent, plan_line, signed
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 import pytest
@@ -44,7 +43,7 @@ def deep_upload(persona: Persona, rows: list[str], path: str = "/v1/verify/bulk"
 
 
 def test_deep_job_asks_greylisted_rows_again_later_then_completes(
-    owner: Persona, settings: Any, run_tasks: RunTasks
+    owner: Persona, settings: Any, run_tasks: RunTasks, deep_farm: MxFarm
 ) -> None:
     settings.VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = 1.2
     with run_tasks():
@@ -53,8 +52,8 @@ def test_deep_job_asks_greylisted_rows_again_later_then_completes(
     waiting = Chunk.objects.get(job_id=job_id, retry_round=1)
     assert waiting.state == Chunk.State.PENDING and waiting.not_before is not None
     assert Schedule.objects.filter(name__startswith="jobs: greylist retry").count() == 1  # no worker sleeps
-    time.sleep(1.3)  # the farm lets greylisted senders through after 1 s; the schedule fires now
-    with run_tasks():
+    deep_farm.greylist_over()  # the farm lets the greylisted senders through
+    with a_minute_later(), run_tasks():  # the retry is due (the schedule would fire now)
         tasks.run_next_chunk()
     body = job_body(owner, job_id)
     assert body["status"] == "completed" and body["validation_mode"] == "deep"

@@ -62,12 +62,6 @@ def test_deleting_a_running_job_releases_its_reservations_and_sends_no_callback(
     assert receiver.received == [] and CallbackDelivery.objects.count() == 0
 
 
-def test_another_accounts_job_cannot_be_deleted(owner: Persona, outsider: Persona) -> None:
-    job_id = upload(owner, b"a@good.com\n").json()["id"]
-    assert delete(outsider, job_id).status_code == 404
-    assert Job.objects.filter(pk=job_id).exists()
-
-
 def test_retention_deletes_a_finished_jobs_files_after_the_set_days(
     owner: Persona, run_tasks: RunTasks, media: Path, settings: Any
 ) -> None:

@@ -41,13 +41,6 @@ def test_pending_job_has_null_timestamps_and_no_download(owner: Persona) -> None
     }
 
 
-def test_other_accounts_job_is_404(owner: Persona, outsider: Persona) -> None:
-    job_id = upload(owner, b"a@good.com\n").json()["id"]
-    response = outsider.get(f"/v1/jobs/{job_id}")
-    assert response.status_code == 404
-    assert response.json() == {"error": {"code": "not_found", "message": "No such job.", "param": None}}
-
-
 def test_download_link_serves_only_the_job_it_was_issued_for(
     owner: Persona, outsider: Persona, run_tasks: RunTasks
 ) -> None:

@@ -183,12 +183,6 @@ def test_an_outsider_learns_nothing_of_a_deleted_job(owner: Persona, outsider: P
     assert "No such job" in response.content.decode() and "crm.csv" not in response.content.decode()
 
 
-def test_outsider_cannot_delete_the_owners_job(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
-    job = finished(owner, run_tasks)
-    assert logged_in(outsider).post(reverse("job-delete", args=[job.pk])).status_code == 404
-    assert Job.objects.filter(pk=job.pk).exists()
-
-
 def test_callback_attempts_are_part_of_the_polled_progress(
     owner: Persona, run_tasks: RunTasks, receiver: Receiver
 ) -> None:

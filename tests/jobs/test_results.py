@@ -161,10 +161,6 @@ def test_results_of_a_failed_job_are_404(owner: Persona, media: Path) -> None:
     assert results(owner, job_id).status_code == 404
 
 
-def test_results_of_another_accounts_job_are_404(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
-    assert results(outsider, finished(owner, run_tasks)).status_code == 404
-
-
 def test_input_and_parts_are_deleted_once_the_results_exist(owner: Persona, run_tasks: RunTasks, media: Path) -> None:
     job_id = finished(owner, run_tasks)
     names = sorted(path.relative_to(media / "jobs" / job_id).as_posix() for path in stored_files(media))

@@ -13,9 +13,9 @@ from django_q.models import Schedule
 from apikit.models import IdempotencyRecord
 from jobs.models import DeletedJob, Job
 from jobs.processing import job_delete
+from lib.prune import prune_expired
 from tests.conftest import Persona
 from verification.models import CachedVerdict, DomainRecord
-from verification.tasks import prune_expired
 
 
 def counts() -> tuple[int, int, int]:
@@ -24,7 +24,7 @@ def counts() -> tuple[int, int, int]:
 
 def test_both_hourly_schedules_exist_after_migrate(db: None) -> None:
     funcs = set(Schedule.objects.filter(schedule_type=Schedule.MINUTES, minutes=60).values_list("func", flat=True))
-    assert {"verification.tasks.prune_expired", "jobs.tasks.sweep_orphan_uploads"} <= funcs
+    assert {"lib.prune.prune_expired", "jobs.tasks.sweep_orphan_uploads"} <= funcs
 
 
 # Deep verification's shared answers (tests/verification/test_deep_verify.py prunes them); fast mode writes none.

@@ -51,14 +51,6 @@ def test_private_pages_are_not_cached(owner: Persona, name: str) -> None:
     assert "no-store" in logged_in(owner).get(reverse(name))["Cache-Control"]
 
 
-@pytest.mark.parametrize("method", ["get", "post"])
-def test_outsider_gets_404_for_the_owners_key(owner: Persona, outsider: Persona, method: str) -> None:
-    key = owner.account.api_keys.get()
-    response = getattr(logged_in(outsider), method)(reverse("key-revoke", args=[key.pk]))
-    assert response.status_code == 404
-    assert ApiKey.objects.get(pk=key.pk).is_active
-
-
 def test_outsider_sees_none_of_the_owners_data(owner: Persona, outsider: Persona) -> None:
     client = logged_in(outsider)
     pages = [client.get(reverse(name)).content.decode() for name in ("keys", "signing-secret", "dashboard")]

@@ -81,6 +81,12 @@ class MxFarm:
         self.stats = Stats()
         self.first_asked.clear()
 
+    def greylist_over(self) -> None:
+        """Every recipient asked so far is let through from now on, as if its script's
+        `greylist_seconds` had passed: a test moves on at once instead of sleeping them out."""
+        for asked in self.first_asked:
+            self.first_asked[asked] = float("-inf")
+
     async def _start(self) -> None:
         for _ in range(20):  # a port free on every address of the farm
             try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from tests.conftest import Persona
+from tests.support.personas import Persona
 
 
 def logged_in(persona: Persona) -> Client:

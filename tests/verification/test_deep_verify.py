@@ -66,9 +66,9 @@ def test_full_mailbox_is_risky(owner: Persona, local: str) -> None:
     assert verdict_of(deep(owner, f"{local}@mailbox.deepfarm.net")) == ("risky", "mailbox_full", False, None, False)
 
 
-def test_greylisted_address_is_unknown_and_not_cached_then_clears(owner: Persona) -> None:
+def test_greylisted_address_is_unknown_and_not_cached_then_clears(owner: Persona, deep_farm: MxFarm) -> None:
     assert verdict_of(deep(owner, "alice@greylist.deepfarm.net")) == ("unknown", "greylisted", False, None, None)
-    time.sleep(1.1)  # the farm's greylisting lets a sender through after 1 s, as postgrey does after minutes
+    deep_farm.greylist_over()  # as postgrey lets a sender through after minutes
     body = deep(owner, "alice@greylist.deepfarm.net")
     assert verdict_of(body) == ("valid", None, True, True, False)
     assert body["cached"] is False

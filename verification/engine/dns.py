@@ -4,43 +4,16 @@ Each domain ends in one :class:`DomainAnswer`. Definitive answers (MX found,
 no MX, null MX, NXDOMAIN) carry a TTL and may be cached; failures (timeout,
 SERVFAIL, no nameserver answering) are never cached.
 
-A bulk chunk asks about thousands of domains at once. dnspython's resolver spends
-about 0.5 ms of CPU on each query (a socket, an event-loop endpoint and a message
-object apiece), which made DNS the cost of a bulk job; :class:`BatchResolver` keeps
-up to `concurrency` queries in flight over a few UDP sockets from one thread and
-spends a tenth of that (see dnswire.py). dnspython still reads the system's
-resolver configuration.
+A bulk chunk asks about thousands of domains at once. dnspython's resolver spends about
+0.45 ms of CPU on each query (a socket, an event-loop endpoint and a message object apiece:
+README, "Performance"), which made DNS the cost of a bulk job; :class:`BatchResolver` keeps
+up to `concurrency` queries in flight over a few UDP sockets from one thread and, with the
+decoder of dnswire.py, spends about 0.03 ms. dnspython still reads the system's resolver
+configuration.
 
-Why not c-ares (issue 13). c-ares (pycares 5.2.1, c-ares 1.34.9) was measured behind this same
-interface: bench/cares_resolver.py, one c-ares query per try, one channel per nameserver, the
-retries, nameserver order and pacing of this module, c-ares doing the wire format, the id and
-question checks and the TCP fallback; all 40 tests of tests/verification/test_dns.py and test_dns_weather.py
-passed on it unchanged. The rule was: switch if a 100,000-row bulk job stays within 10% of its
-time on ours. Measured, it did not hold up, and every figure that the noise of a shared
-machine does not swamp says c-ares costs 15-80% more CPU. 2026-11-23, 2 shared cores, each
-figure a median with (min-max), runs interleaved ours / c-ares, commands in bench/README.md:
-
-- `python -m bench.resolvers` (20,000 domains, batches of 2,000, loopback DNS at 2 ms), CPU of
-  the resolving process per query: ours 28.6 us (26.6-30.0), c-ares 51.5 us (47.9-58.2); load
-  average 0.72-0.84. In c-ares's share, ares_query_dnsrec alone takes ~20 us a query (cProfile)
-  and pycares builds a dataclass for every record of every section.
-- `--engine` (the bench's `engine` scenario, 100,000 rows, ~20,800 domains, in-process): ours
-  1.67 s (1.62-1.98), c-ares 2.10 s (1.89-2.34), x1.26, 5 runs each, load 0.84-0.88; an earlier
-  series: 1.56 s (1.48-1.96) against 1.89 s (1.87-1.95), x1.22.
-- `--bulk` (the `bulk` scenario's SQLite job, 100,000 rows, upload to callback, a fresh stack
-  each): three series of 3, 7 and 5 runs each gave c-ares / ours x1.015, x1.020 and x1.114; all
-  15: ours 3.65 s (2.80-5.70), c-ares 4.07 s (2.90-8.94), x1.115; load 0.75-2.2 (another
-  engineer's `make bench` ran during the first two series). The qcluster processes' CPU per
-  job: ours 4.43 s (4.29-4.78), c-ares 5.11 s (4.70-5.87), x1.15, 12 runs each.
-- `--fairness` (five 100,000-row jobs at once, aggregate rows/s): too noisy to judge. Three
-  series of 3 gave c-ares / ours x1.42, x1.39 and x0.92; all 9: ours 31.2k (25.9k-52.5k), c-ares
-  36.7k (22.2k-50.7k), the two ranges overlapping almost whole; load 1.5-2.9 (other engineers'
-  test suites running).
-
-c-ares would also lose a behaviour: pycares hands the callback no message for NXDOMAIN or an
-empty answer, so the SOA's negative TTL (RFC 2308, `_negative` below) cannot be read and every
-negative answer would be cached for the default. Worth measuring again if c-ares or pycares gets
-cheaper per query, or if this module needs more of the protocol than MX.
+c-ares behind this same interface was measured and costs more (bench/README.md, "Ours against
+c-ares"): the resolver stays ours. Worth measuring again if c-ares or pycares gets cheaper per
+query, or if this module needs more of the protocol than MX.
 """
 
 from __future__ import annotations

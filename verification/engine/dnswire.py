@@ -1,8 +1,9 @@
 """The DNS wire format, as much of it as an MX lookup needs (RFC 1035, 2308, 6891, 7505).
 
-The resolver sends tens of thousands of queries for one bulk job; dnspython's message
-objects cost about 0.3 ms of CPU per query and answer, these plain functions a tenth of
-that. The tests check the decoder against answers built with dnspython's message API.
+The resolver sends tens of thousands of queries for one bulk job; with dnspython's resolver
+and message objects a query cost about 0.45 ms of CPU, with these plain functions and
+BatchResolver about 0.03 ms (README, "Performance"). The tests check the decoder against
+answers built with dnspython's message API.
 """
 
 from __future__ import annotations

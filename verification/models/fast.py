@@ -1,20 +1,19 @@
+"""Fast mode's caches: each domain's DNS answer, shared by every account and worker, and each
+account's verdicts (fast and deep verdicts alike, keyed by validation mode)."""
+
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, models, transaction
-from django.db.models import F, Sum
 from django.utils import timezone
 
 from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
-from verification.engine.mailboxes import Answer
 from verification.engine.modes import ValidationMode
-from verification.engine.smtp_replies import Meaning, Reply
 
 SQLITE_WRITE_BATCH = 200
 
@@ -122,7 +121,7 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
     # Both statements run on every single verification: hand-written (see lib/sql.py).
 
     def fresh(self, *, account_id: int, email: str, validation_mode: str) -> Verdict | None:
-        if not _storable(email):
+        if not storable(email):
             return None
         row = sql.fetch_one(
             f"SELECT verdict FROM {sql.table(CachedVerdict)}"
@@ -132,7 +131,7 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
         return Verdict.from_dict(sql.from_json(row[0])) if row else None
 
     def store(self, *, account_id: int, verdict: Verdict) -> None:
-        if not verdict.cache_seconds or not _storable(verdict.email):
+        if not verdict.cache_seconds or not storable(verdict.email):
             return
         now = timezone.now()
         table = sql.table(CachedVerdict)
@@ -153,7 +152,7 @@ class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
         )
 
 
-def _storable(email: str) -> bool:
+def storable(email: str) -> bool:
     # PostgreSQL text cannot hold NUL. Such an address is invalid syntax, found again without DNS.
     return "\x00" not in email
 
@@ -180,133 +179,3 @@ class CachedVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.email}: {self.status}"
-
-
-# How long an MX's answer about a mailbox is kept: the verdict cache's lifetime for the verdict
-# it leads to (an accepted address: valid or catch-all, 24 h; refused: invalid, 1 h). A 4xx, a
-# block or silence is never kept: it says nothing lasting about the mailbox.
-MAILBOX_ANSWER_SECONDS = {
-    Meaning.ACCEPTED: 24 * 3600,
-    Meaning.FULL: 24 * 3600,
-    Meaning.NO_MAILBOX: 3600,
-    Meaning.DISABLED: 3600,
-}
-CATCH_ALL_SECONDS = 24 * 3600
-
-
-class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
-    def fresh_many(self, emails: Collection[str]) -> dict[str, Answer]:
-        rows = self.filter(email__in=list(emails), expires_at__gt=timezone.now())
-        return {row.email: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
-
-    def store_many(self, answers: dict[str, Answer]) -> None:
-        """One upsert for all (a bulk chunk stores hundreds); sorted, so writers lock in one order."""
-        now = timezone.now()
-        rows = [
-            MailboxAnswer(
-                email=email,
-                code=answer.reply.code,
-                text=answer.reply.text[:1000],
-                meaning=answer.meaning.value,
-                asked_at=now,
-                expires_at=now + timedelta(seconds=MAILBOX_ANSWER_SECONDS[answer.meaning]),
-            )
-            for email, answer in sorted(answers.items())
-            if answer.meaning in MAILBOX_ANSWER_SECONDS and _storable(email)
-        ]
-        MailboxAnswer._default_manager.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["email"],
-            update_fields=["code", "text", "meaning", "asked_at", "expires_at"],
-        )
-
-
-class MailboxAnswer(models.Model):
-    """Shared across accounts: what a domain's MX answered to RCPT TO for an address, so the same
-    mailbox is not asked twice within the verdict cache's lifetimes, whoever asks."""
-
-    email = models.CharField(max_length=1000, unique=True)
-    code = models.PositiveSmallIntegerField()
-    text = models.CharField(max_length=1000)
-    meaning = models.CharField(max_length=24, choices=[(m.value, m.value) for m in Meaning])
-    asked_at = models.DateTimeField()
-    expires_at = models.DateTimeField(db_index=True)
-
-    objects = MailboxAnswerQuerySet.as_manager()
-
-    def __str__(self) -> str:
-        return f"{self.email}: {self.code}"
-
-
-class CatchAllAnswerQuerySet(models.QuerySet["CatchAllAnswer"]):
-    def fresh_many(self, domains: Collection[str]) -> dict[str, bool]:
-        rows = self.filter(domain__in=list(domains), expires_at__gt=timezone.now())
-        return {row.domain: row.accepts_any for row in rows}
-
-    def store_many(self, answers: dict[str, bool]) -> None:
-        now, expires_at = timezone.now(), timezone.now() + timedelta(seconds=CATCH_ALL_SECONDS)
-        rows = [
-            CatchAllAnswer(domain=domain, accepts_any=accepts, asked_at=now, expires_at=expires_at)
-            for domain, accepts in sorted(answers.items())
-        ]
-        CatchAllAnswer._default_manager.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=["domain"],
-            update_fields=["accepts_any", "asked_at", "expires_at"],
-        )
-
-
-class CatchAllAnswer(models.Model):
-    """Shared across accounts: whether a domain accepts mail for any address, asked with the
-    catch-all probe, for 24 hours."""
-
-    domain = models.CharField(max_length=253, unique=True)
-    accepts_any = models.BooleanField()
-    asked_at = models.DateTimeField()
-    expires_at = models.DateTimeField(db_index=True)
-
-    objects = CatchAllAnswerQuerySet.as_manager()
-
-    def __str__(self) -> str:
-        return f"{self.domain}: {'catch-all' if self.accepts_any else 'not catch-all'}"
-
-
-SMTP_SESSION_DAYS = 7
-
-
-class SmtpSessionCountQuerySet(models.QuerySet["SmtpSessionCount"]):
-    def record(self, outcomes: Iterable[str]) -> None:
-        """Count sessions by outcome in this minute's rows (every process adds to the same rows)."""
-        now = timezone.now()
-        minute = now.replace(second=0, microsecond=0)
-        for outcome, count in sorted(Counter(outcomes).items()):
-            row, _ = self.get_or_create(
-                minute=minute,
-                outcome=outcome,
-                defaults={"count": 0, "expires_at": minute + timedelta(days=SMTP_SESSION_DAYS)},
-            )
-            self.filter(pk=row.pk).update(count=F("count") + count)
-
-    def since(self, start: datetime) -> dict[str, int]:
-        rows = self.filter(minute__gte=start).values("outcome").annotate(total=Sum("count"))
-        return {row["outcome"]: row["total"] for row in rows}
-
-
-class SmtpSessionCount(models.Model):
-    """SMTP sessions of deep verification opened per minute, by outcome, for the staff dashboard
-    (a rising share of `blocked` means our sending IP is listed). Kept 7 days."""
-
-    minute = models.DateTimeField()
-    outcome = models.CharField(max_length=20)
-    count = models.PositiveIntegerField(default=0)
-    expires_at = models.DateTimeField(db_index=True)
-
-    objects = SmtpSessionCountQuerySet.as_manager()
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["minute", "outcome"], name="smtp_session_count_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.minute:%Y-%m-%d %H:%M} {self.outcome}: {self.count}"

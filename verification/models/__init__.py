@@ -1,0 +1,39 @@
+"""Verification's models, fast mode's caches apart from deep mode's shared answers: `fast`
+(DomainRecord, CachedVerdict) and `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount).
+Imported from here, as Django and the migrations expect of an app's `models`."""
+
+from verification.models.deep import (
+    CATCH_ALL_SECONDS,
+    MAILBOX_ANSWER_SECONDS,
+    SMTP_SESSION_DAYS,
+    CatchAllAnswer,
+    CatchAllAnswerQuerySet,
+    MailboxAnswer,
+    MailboxAnswerQuerySet,
+    SmtpSessionCount,
+    SmtpSessionCountQuerySet,
+)
+from verification.models.fast import (
+    SQLITE_WRITE_BATCH,
+    CachedVerdict,
+    CachedVerdictQuerySet,
+    DomainRecord,
+    DomainRecordQuerySet,
+)
+
+__all__ = [
+    "CATCH_ALL_SECONDS",
+    "MAILBOX_ANSWER_SECONDS",
+    "SMTP_SESSION_DAYS",
+    "SQLITE_WRITE_BATCH",
+    "CachedVerdict",
+    "CachedVerdictQuerySet",
+    "CatchAllAnswer",
+    "CatchAllAnswerQuerySet",
+    "DomainRecord",
+    "DomainRecordQuerySet",
+    "MailboxAnswer",
+    "MailboxAnswerQuerySet",
+    "SmtpSessionCount",
+    "SmtpSessionCountQuerySet",
+]

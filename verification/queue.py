@@ -1,0 +1,12 @@
+"""The one place verification's recurring work is declared (as jobs/queue.py and billing/queue.py are
+for theirs): the hourly prune. It deletes what has expired in every app (lib/prune.py finds each
+model with an indexed `expires_at`), so its entry point is that function, not a task of this app;
+it is kept here because verification's caches are what it was first written for, and the schedule
+keeps its name so databases that already hold it are updated in place."""
+
+from __future__ import annotations
+
+from lib.schedules import Every
+
+# Kept in the database by `verification/apps.py` at every migrate.
+SCHEDULES = (Every(60, "verification: prune expired rows", "lib.prune.prune_expired"),)
