@@ -34,9 +34,11 @@ migrate: install
 # out (result downloads, callbacks' result_url) follow PORT unless SITE_URL is set.
 run: migrate
 	PORT=$(PORT) $(PY) manage.py demo_account
-	@echo "Card payments against localstripe (README, Billing): start it with"
-	@echo "  $(PY) -m tests.support.localstripe --port 8420 &"
-	@echo "  and run with STRIPE_SECRET_KEY=sk_test_local STRIPE_PUBLISHABLE_KEY=pk_test_local STRIPE_WEBHOOK_SECRET=whsec_local STRIPE_API_BASE=http://127.0.0.1:8420 STRIPE_JS_URL=http://127.0.0.1:8420/js.stripe.com/v3/"
+	@# Said only while Stripe is not configured; localstripe's port follows PORT (8000: 8420).
+	@if [ -z "$$STRIPE_SECRET_KEY" ]; then stripe_port=$$(( $(PORT) + 420 )); \
+	echo "Card payments against localstripe (README, Billing; it comes with make install-dev): start it with"; \
+	echo "  $(PY) -m tests.support.localstripe --port $$stripe_port &"; \
+	echo "  and run with STRIPE_SECRET_KEY=sk_test_local STRIPE_PUBLISHABLE_KEY=pk_test_local STRIPE_WEBHOOK_SECRET=whsec_local STRIPE_API_BASE=http://127.0.0.1:$$stripe_port STRIPE_JS_URL=http://127.0.0.1:$$stripe_port/js.stripe.com/v3/"; fi
 	@export PORT=$(PORT) DEBUG=$${DEBUG:-1}; \
 	$(PY) manage.py qcluster & worker=$$!; \
 	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \

@@ -7,11 +7,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.utils import timezone
 
 from accounts.auditing import audit
@@ -20,6 +22,9 @@ from accounts.models import Account, ApiKey, AuditEvent, Plan
 from lib.admin import ReadOnlyAdmin
 
 admin.site.login_form = AdminLoginForm
+admin.site.site_header = "Verifier staff"
+admin.site.site_title = "Verifier staff"
+admin.site.index_title = "Accounts, money and records"
 _staff_may_enter = admin.site.has_permission
 
 
@@ -74,8 +79,37 @@ def has_ledger(account: Account | None) -> bool:
     return account is not None and account.ledger_entries.exists()
 
 
+DEACTIVATE_INSTEAD = (
+    "{count} of the selected {what} a credit ledger, a financial record kept for good, so nothing was deleted: "
+    "deactivate the account instead (the accounts list's Deactivate action)."
+)
+
+
+class DeactivateInsteadOfDeleting:
+    """The bulk delete says to deactivate, rather than list the protected ledger rows, when any selected
+    row holds a ledger; without one Django's action deletes as always."""
+
+    def ledger_account(self, obj: Any) -> Account | None:
+        return obj
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if request.method == "POST" and request.POST.get("action") == "delete_selected":
+            model = self.model  # type: ignore[attr-defined]
+            chosen = model._default_manager.filter(pk__in=request.POST.getlist(helpers.ACTION_CHECKBOX_NAME))
+            if kept := sum(has_ledger(self.ledger_account(obj)) for obj in chosen):
+                what = (
+                    ("account has", "accounts have")
+                    if model is Account
+                    else ("user's account has", "users' accounts have")
+                )
+                message = DEACTIVATE_INSTEAD.format(count=kept, what=what[kept != 1])
+                self.message_user(request, message, messages.WARNING)  # type: ignore[attr-defined]
+                return redirect(request.get_full_path())
+        return super().changelist_view(request, extra_context)  # type: ignore[misc]
+
+
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
+class AccountAdmin(DeactivateInsteadOfDeleting, admin.ModelAdmin):
     list_display = ["owner_email", "plan", "credit_balance", "created_at"]
     list_filter = ["plan"]
     list_select_related = list(Account.DISPLAY_RELATED)
@@ -128,8 +162,11 @@ admin.site.unregister(get_user_model())
 
 
 @admin.register(get_user_model())
-class LedgerAwareUserAdmin(UserAdmin):
+class LedgerAwareUserAdmin(DeactivateInsteadOfDeleting, UserAdmin):
     """Django's user admin, except that a customer whose account has a ledger is deactivated, not deleted."""
+
+    def ledger_account(self, obj: Any) -> Account | None:
+        return getattr(obj, "account", None)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         account = getattr(obj, "account", None) if obj is not None else None

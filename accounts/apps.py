@@ -5,7 +5,12 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self) -> None:
+        from django.apps import apps
         from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        # The admin's headings for django-otp's devices (its own names are OTP_TOTP and OTP_STATIC).
+        apps.get_app_config("otp_totp").verbose_name = "Two-factor: authenticator apps"
+        apps.get_app_config("otp_static").verbose_name = "Two-factor: recovery codes"
 
         from accounts import auditing, two_factor_views
 

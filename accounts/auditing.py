@@ -15,15 +15,22 @@ Event = AuditEvent.Action
 
 
 def audit(
-    request: Any, account: Account | int, action: AuditEvent.Action, detail: str = "", *, key: ApiKey | None = None
+    request: Any,
+    account: Account | int,
+    action: AuditEvent.Action,
+    detail: str = "",
+    *,
+    key: ApiKey | None = None,
+    by: str = "",
 ) -> None:
-    """Record `action` on `account`, done by `key` (an API request) or else the request's signed-in user."""
+    """Record `action` on `account`, done by `key` (an API request) or else the request's signed-in
+    user; with neither, `by` names who did it (a member's address, or `auto-recharge`, `plan renewal`)."""
     user = None if key is not None else _signed_in(request)
     AuditEvent.objects.create(
         account_id=account if isinstance(account, int) else account.pk,
         action=action,
         actor=user,
-        actor_email=getattr(user, "email", "") or "",
+        actor_email=getattr(user, "email", "") or by,
         key_prefix=key.prefix if key is not None else "",
         ip=client_ip(request),
         detail=detail[:300],
@@ -52,13 +59,17 @@ def on_sign_in_failed(
     """A wrong password for a member's address is recorded in each of its accounts (unknown addresses
     belong to no account: the throttle is what stops guessing)."""
     username = str(credentials.get("username", "")).strip().lower()
-    memberships = Membership.objects.filter(user__username=username).select_related("user")
-    for membership in memberships:
+    sign_in_failed(request, Membership.objects.filter(user__username=username), "wrong password")
+
+
+def sign_in_failed(request: HttpRequest | None, memberships: Any, detail: str) -> None:
+    """A failed sign-in of a member, recorded in each of its accounts: a wrong password, or a wrong two-factor code."""
+    for membership in memberships.select_related("user"):
         AuditEvent.objects.create(
             account_id=membership.account_id,
             action=Event.SIGN_IN_FAILED,
             actor=membership.user,
             actor_email=membership.user.email,
             ip=client_ip(request),
-            detail="wrong password",
+            detail=detail,
         )

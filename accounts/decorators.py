@@ -43,12 +43,12 @@ def account_required[**P](action: Action) -> Callable[[AccountView[P]], PortalVi
             membership = membership_for(request.user, request.session.get(ACCOUNT_SESSION_KEY))
             if membership is None:
                 raise Http404("No account.")
+            _for_the_header(request, membership)  # before a refusal too: the 403 page's header shows the same links
             if not role_may(membership.role, action):
                 raise PermissionDenied(f"A {membership.role} may not do this.")
             if membership.account.require_two_factor and not has_two_factor(request.user):
                 messages.warning(request, "This account requires two-factor sign-in: turn it on to continue.")
                 return redirect("security")
-            _for_the_header(request, membership)
             return view(request, membership.account, *args, **kwargs)
 
         wrapper.permission = action  # type: ignore[attr-defined]  # read by tests/accounts/test_permissions.py

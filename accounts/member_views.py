@@ -56,6 +56,7 @@ def _members_page(request: HttpRequest, account: Account, form: InviteForm) -> H
         "account": account,
         "members": account.memberships.select_related("user"),
         "invitations": [i for i in account.invitations.filter(accepted_at__isnull=True) if i.is_open],
+        "sole_owner": _sole_owner(account),
         "roles": Role.choices,
         "me": acting_membership(request),
         "form": form,
@@ -121,14 +122,20 @@ def member_invite(request: HttpRequest, account: Account) -> HttpResponse:
         except InvitationRefused as refused:
             form.add_error(refused.param if refused.param in form.fields else None, refused.message)
         else:
-            _send_invitation(request, invitation, settings.SITE_URL + reverse("invitation", args=[token]))
+            invitation_send(request, invitation, settings.SITE_URL + reverse("invitation", args=[token]))
             audit(request, account, Event.MEMBER_INVITED, f"{invitation.email} as {invitation.role}")
             messages.success(request, f"Invitation sent to {invitation.email}: the link works once, for 7 days.")
             return redirect("members")
     return _members_page(request, account, form)
 
 
-def _send_invitation(request: HttpRequest, invitation: Invitation, link: str) -> None:
+def _sole_owner(account: Account) -> int | None:
+    """The membership id of the account's only owner (who can neither leave nor change role), if it has one only."""
+    owners = list(account.memberships.filter(role=Role.OWNER).values_list("pk", flat=True)[:2])
+    return owners[0] if len(owners) == 1 else None
+
+
+def invitation_send(request: HttpRequest, invitation: Invitation, link: str) -> None:
     context = {"invitation": invitation, "link": link, "invited_by": request.user.email}  # type: ignore[union-attr]
     body = render_to_string("accounts/invitation_email.txt", context)
     send_mail(f"Join {invitation.account.email}'s account", body, None, [invitation.email])

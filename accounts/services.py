@@ -99,6 +99,11 @@ def invitation_create(*, account: Account, email: str, role: Role, by: Membershi
     return invitation, short_token(_INVITATION_SALT, str(invitation.pk))
 
 
+def invitation_renew(*, invitation: Invitation) -> str | None:
+    """Another 7 days for an unused invitation, and a fresh link's token to send again; None once used."""
+    return short_token(_INVITATION_SALT, str(invitation.pk)) if invitation.renew() else None
+
+
 def invitation_for_token(token: str) -> Invitation | None:
     """The open invitation a link's token names; None for a forged, expired or used one."""
     pk = short_token_value(_INVITATION_SALT, token, max_age=INVITATION_VALIDITY)

@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 
-from accounts.auditing import audit
+from accounts.auditing import audit, sign_in_failed
 from accounts.forms import CodeForm, ReaskForm
 from accounts.login_throttle import WINDOW_SECONDS, login_attempt_allowed, login_succeeded
 from accounts.models import AuditEvent, Membership
@@ -102,6 +102,7 @@ def login_code(request: HttpRequest) -> HttpResponse:
             form.add_error("code", f"Too many wrong codes. Wait {WINDOW_SECONDS // 60} minutes.")
         elif (device := two_factor_match(user, form.cleaned_data["code"])) is None:
             form.add_error("code", "That code is not right (or was used already). Try the current one.")
+            sign_in_failed(request, Membership.objects.filter(user=user), "wrong two-factor code")
         else:
             login_succeeded(username=f"2fa:{user.username}", request=request)
             next_url = request.session.pop(PENDING_NEXT, "")
@@ -120,6 +121,8 @@ def security(request: HttpRequest) -> HttpResponse:
     user = request.user
     enabled = has_two_factor(user)
     form = CodeForm(request.POST or None)
+    if not enabled:  # no recovery code exists yet: the app's code is the only one
+        form.fields["code"].help_text = "The 6 digits your authenticator app shows now."
     context: dict[str, Any] = {"enabled": enabled, "form": form}
     if request.method == "POST" and (stale := reask_needed(request)) is not None:
         return stale

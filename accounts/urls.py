@@ -6,7 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic.base import View
 
-from accounts import key_views, member_views, two_factor_views, views
+from accounts import invitation_views, key_views, member_views, two_factor_views, views
 
 # Django's own password views, at our addresses and with our templates (accounts/<template>.html).
 PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
@@ -41,6 +41,12 @@ urlpatterns = [
     path("invitations/<str:token>", member_views.invitation, name="invitation"),
     path("members/<int:member_id>/role", member_views.member_role, name="member-role"),
     path("members/<int:member_id>/remove", member_views.member_remove_view, name="member-remove"),
+    path(
+        "members/invitations/<int:invitation_id>/revoke", invitation_views.invitation_revoke, name="invitation-revoke"
+    ),
+    path(
+        "members/invitations/<int:invitation_id>/resend", invitation_views.invitation_resend, name="invitation-resend"
+    ),
     path("settings/audit", views.audit_log, name="audit"),
     path("keys", key_views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", key_views.key_revoke, name="key-revoke"),

@@ -51,9 +51,13 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=50.0)
     parser.add_argument("--verdict-table", action="store_true", help="serve the tests' farm (tests/support/deep.py)")
     parser.add_argument("--serve", action="store_true", help="run until interrupted instead of reading stdin")
+    parser.add_argument(
+        "--port", type=int, default=0, help="the farm's SMTP port on every address (default: a free one)"
+    )
+    parser.add_argument("--dns-port", type=int, default=0, help="the DNS server's port (default: a free one)")
     args = parser.parse_args()
     if args.verdict_table:
-        with DnsServer(default=behaviour) as dns, MxFarm(SCRIPTS) as farm:
+        with DnsServer(default=behaviour, port=args.dns_port) as dns, MxFarm(SCRIPTS, port=args.port) as farm:
             farm_zone(dns)
             print(json.dumps({"dns": dns.address, "smtp_port": farm.port}), flush=True)
             _until_interrupted()
@@ -61,7 +65,7 @@ def main() -> None:
     mailboxes = dict.fromkeys(MAILBOXES, ACCEPT)
     scripts = {address(i): Script(mailboxes=mailboxes, delay=args.delay_ms / 1000) for i in range(args.addresses)}
     scripts[INSTANT_ADDRESS] = Script(mailboxes=mailboxes)
-    with DnsServer(default=behaviour) as dns, MxFarm(scripts) as farm:
+    with DnsServer(default=behaviour, port=args.dns_port) as dns, MxFarm(scripts, port=args.port) as farm:
         for i in range(args.domains):
             dns.set(domain(i), MX(f"mx1.{domain(i)}"))
             dns.set(f"mx1.{domain(i)}", HOST(address(i % args.addresses)))

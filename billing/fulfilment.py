@@ -23,12 +23,17 @@ from accounts.auditing import Event, audit
 from accounts.models import Account, Plan
 from billing import prices
 from billing.gateway import StripeDict
-from billing.models import Customer, Payment, StripeEvent
+from billing.models import Customer, Payment, StripeEvent, purchase_words
+from billing.receipts import receipt_mail
 from billing.services import credits_grant
 
 log = logging.getLogger(__name__)
 Outcome = StripeEvent.Outcome
 FREE_PLAN = "free"
+# Who paid, in the audit log, when no member did by hand.
+AUTO_RECHARGE = "auto-recharge"
+PLAN_RENEWAL = "plan renewal"
+PLAN_ENDED = "end of the paid period"
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,8 @@ def _dispatch(kind: str, obj: dict[str, Any]) -> Applied:
 
 
 def intent_succeeded(intent: StripeDict, *, receipt_url: str = "", off_session: bool = False) -> Applied:
-    """A pack's PaymentIntent succeeded: grant the pack once, if the money matches its price."""
+    """A pack's PaymentIntent succeeded: grant the pack once, if the money matches its price. Who
+    bought it is in the intent's metadata (`by`), which the webhook sees as the portal does."""
     metadata = intent.get("metadata") or {}
     account = _account(metadata.get("account"))
     price = prices.pack(str(metadata.get("pack", "")))
@@ -86,12 +92,14 @@ def intent_succeeded(intent: StripeDict, *, receipt_url: str = "", off_session: 
         credits=price.credits,
         extra={"receipt_url": receipt_url or _charge_receipt(intent), "off_session": off_session},
         created=int(intent.get("created") or 0),
+        by=str(metadata.get("by") or (AUTO_RECHARGE if off_session else "")),
     )
     return Applied(Outcome.GRANTED if granted else Outcome.ALREADY, price.code, account)
 
 
-def invoice_paid(invoice: StripeDict) -> Applied:
-    """A plan's invoice was paid: its period's credits once (an upgrade's: the difference), and the plan."""
+def invoice_paid(invoice: StripeDict, *, by: str = PLAN_RENEWAL) -> Applied:
+    """A plan's invoice was paid: its period's credits once (an upgrade's: the difference), and the plan.
+    `by`: the member who chose the plan; an invoice the portal did not pay at once is a renewal."""
     customer = Customer.objects.select_related("account").filter(stripe_id=invoice.get("customer") or "").first()
     if customer is None:
         return Applied(Outcome.MISMATCHED, f"invoice {invoice.get('id')} of an unknown customer")
@@ -112,9 +120,10 @@ def invoice_paid(invoice: StripeDict) -> Applied:
             credits=credits,
             extra={"receipt_url": str(invoice.get("hosted_invoice_url") or invoice.get("invoice_pdf") or "")},
             created=created,
+            by=by,
         )
         if granted:
-            _plan_follow_invoice(customer, price, invoice, created)
+            _plan_follow_invoice(customer, price, invoice, created, by)
     return Applied(Outcome.GRANTED if granted else Outcome.ALREADY, f"{price.code} +{credits}", account)
 
 
@@ -140,7 +149,9 @@ def _line_plan(line: dict[str, Any]) -> prices.Price | None:
     return prices.plan_for_stripe_plan(str(plan_id or ""))
 
 
-def _plan_follow_invoice(customer: Customer, price: prices.Price, invoice: StripeDict, created: int) -> None:
+def _plan_follow_invoice(
+    customer: Customer, price: prices.Price, invoice: StripeDict, created: int, by: str = PLAN_RENEWAL
+) -> None:
     """Set the plan the invoice paid for, unless a newer plan invoice was already applied (reordering)."""
     newer = Payment.objects.filter(account=customer.account, kind=Payment.Kind.PLAN, stripe_created__gt=created)
     if newer.exists():
@@ -149,7 +160,7 @@ def _plan_follow_invoice(customer: Customer, price: prices.Price, invoice: Strip
     customer.subscription_plan, customer.pending_plan = price.code, ""
     customer.period_end = _period_end(invoice)
     customer.save(update_fields=["subscription_id", "subscription_plan", "pending_plan", "period_end"])
-    plan_set(customer.account, price.code)
+    plan_set(customer.account, price.code, by=by)
 
 
 def subscription_deleted(subscription: StripeDict) -> Applied:
@@ -166,7 +177,7 @@ def subscription_deleted(subscription: StripeDict) -> Applied:
     customer.pending_plan, customer.period_end = pending, ends
     if pending == FREE_PLAN and ends <= timezone.now():
         customer.pending_plan, customer.period_end = "", None
-        plan_set(customer.account, FREE_PLAN)
+        plan_set(customer.account, FREE_PLAN, by=PLAN_ENDED)
     customer.save(update_fields=["subscription_id", "subscription_plan", "pending_plan", "period_end"])
     return Applied(Outcome.UPDATED, f"{pending} from {ends:%Y-%m-%d %H:%M}", customer.account)
 
@@ -180,6 +191,7 @@ def _grant(
     credits: int,
     extra: dict[str, Any],
     created: int,
+    by: str = "",
 ) -> bool:
     """Record the payment and grant its credits, once: False when it was already granted."""
     with transaction.atomic():
@@ -197,17 +209,19 @@ def _grant(
             )
             if not won:
                 return False
+        what = purchase_words(kind, price.code, credits)
         if credits:
-            credits_grant(account=account, amount=credits, reference=stripe_id, note=f"Paid: {price.code}")
-        # Stripe acts, not a person: no actor or address (docs/portal.md, "Audit log").
-        audit(None, account, Event.CREDITS_GRANTED, f"Paid by card: {price.code}, {credits} credits ({stripe_id})")
+            credits_grant(account=account, amount=credits, reference=stripe_id, note=f"Paid: {what}")
+        # Stripe reports it, so no address; who: the member who bought it, or what did (docs/portal.md, "Audit log").
+        audit(None, account, Event.CREDITS_GRANTED, f"Paid by card: {what} ({stripe_id})", by=by)
+        transaction.on_commit(lambda: receipt_mail(payment_id=payment.pk))
     return True
 
 
-def plan_set(account: Account, code: str) -> None:
+def plan_set(account: Account, code: str, *, by: str = "") -> None:
     plan = Plan.objects.get(code=code)
     if Account.objects.filter(pk=account.pk).exclude(plan=plan).update(plan=plan):
-        audit(None, account, Event.PLAN_CHANGED, f"Plan {plan.code}, by its Stripe subscription")
+        audit(None, account, Event.PLAN_CHANGED, f"Plan {plan.name}, by its Stripe subscription", by=by)
     account.plan = plan
 
 

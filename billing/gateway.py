@@ -108,7 +108,7 @@ def setup_intent_card(*, customer_id: str, setup_intent_id: str) -> tuple[str, s
 
 
 def pack_charge(
-    *, customer_id: str, card: str, price: Price, account_id: str, off_session: bool, key: str
+    *, customer_id: str, card: str, price: Price, account_id: str, off_session: bool, key: str, by: str = ""
 ) -> StripeDict:
     """Charge the saved card for a pack; returns the PaymentIntent, succeeded or failed.
 
@@ -121,7 +121,7 @@ def pack_charge(
         "customer": customer_id,
         "payment_method": card,
         "confirm": True,
-        "metadata": {"account": account_id, "pack": price.code},
+        "metadata": {"account": account_id, "pack": price.code, "by": by},
     }
     if off_session:
         params["off_session"] = True

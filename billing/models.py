@@ -139,6 +139,38 @@ class Payment(models.Model):
     def amount(self) -> str:
         return dollars(self.cents)
 
+    @property
+    def description(self) -> str:
+        return purchase_words(self.kind, self.product, self.credits)
+
+    @property
+    def number(self) -> str:
+        """The receipt's number: the year and the payment's row, never reused."""
+        return f"R-{self.created_at:%Y}-{self.pk:06d}"
+
+
+def purchase_words(kind: str, product: str, credits: int) -> str:
+    """What a payment bought, as a customer reads it: "1,000 credits", "Starter plan, one month: 10,000 credits"."""
+    if kind == Payment.Kind.PLAN:
+        return f"{product.title()} plan, one month: {credits:,} credits"
+    return f"{credits:,} credits"
+
+
+class BillingDetails(models.Model):
+    """The name and address an account's receipts are made out to (set by whoever may see Billing)."""
+
+    account = models.OneToOneField("accounts.Account", models.CASCADE, related_name="billing_details")
+    name = models.CharField(max_length=200, blank=True, help_text="A company or a person.")
+    address = models.TextField(max_length=1000, blank=True)
+    tax_id = models.CharField("VAT or tax number", max_length=50, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "billing details"
+
+    def __str__(self) -> str:
+        return self.name or f"account {self.account_id}"
+
 
 # Stripe retries a delivery for three days; grants are kept for good by Payment's unique id, so an
 # event's record is for staff and for deduplication only, and is pruned after this (lib/prune.py).

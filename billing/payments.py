@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from billing import gateway, prices
-from billing.fulfilment import intent_succeeded
+from billing.fulfilment import AUTO_RECHARGE, intent_succeeded
 from billing.gateway import PaymentFailed
 from billing.models import Customer, Payment
 from lib.errors import DomainError
@@ -62,10 +62,11 @@ def card_save(*, account: Account, setup_intent_id: str) -> Customer:
     return customer
 
 
-def pack_buy(*, account: Account, pack_code: str, key: str, off_session: bool = False) -> Payment:
+def pack_buy(*, account: Account, pack_code: str, key: str, off_session: bool = False, by: str = "") -> Payment:
     """Charge the saved card for a pack and grant it; raises PaymentFailed (recorded) on a decline.
 
-    `key` makes a repeated request (a double click, a retried form) one charge at Stripe.
+    `key` makes a repeated request (a double click, a retried form) one charge at Stripe; `by` is
+    the member who bought it (the audit log's "Who"; an off-session charge is the auto-recharge's).
     """
     price = prices.pack(pack_code)
     if price is None:
@@ -78,6 +79,7 @@ def pack_buy(*, account: Account, pack_code: str, key: str, off_session: bool = 
         account_id=str(account.public_id),
         off_session=off_session,
         key=f"pack-{account.public_id}-{key}",
+        by=AUTO_RECHARGE if off_session else by,
     )
     if intent.get("status") != "succeeded":
         _failed(account, intent, price, off_session)

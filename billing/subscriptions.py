@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from billing import gateway, prices
-from billing.fulfilment import FREE_PLAN, invoice_paid, plan_set
+from billing.fulfilment import FREE_PLAN, PLAN_ENDED, invoice_paid, plan_set
 from billing.gateway import PaymentFailed
 from billing.models import Customer
 from billing.payments import UnknownProduct, customer_with_card
@@ -23,13 +23,14 @@ log = logging.getLogger(__name__)
 RECHARGE_INTERVAL = timedelta(hours=1)
 
 
-def plan_switch(*, account: Account, plan_code: str) -> str:
-    """Subscribe, upgrade at once (pro-rated by Stripe) or downgrade at the period's end; returns what happened."""
+def plan_switch(*, account: Account, plan_code: str, by: str = "") -> str:
+    """Subscribe, upgrade at once (pro-rated by Stripe) or downgrade at the period's end; returns what
+    happened. `by`: the member who chose it (the audit log's "Who")."""
     with gateway.refusals():
-        return _plan_switch(account, plan_code)
+        return _plan_switch(account, plan_code, by)
 
 
-def _plan_switch(account: Account, plan_code: str) -> str:
+def _plan_switch(account: Account, plan_code: str, by: str) -> str:
     if plan_code == FREE_PLAN:
         return plan_cancel(account=account)
     price = prices.plan(plan_code)
@@ -45,14 +46,14 @@ def _plan_switch(account: Account, plan_code: str) -> str:
         if not _paid(started["invoice"]):
             gateway.subscription_cancel(subscription_id=subscription_id)  # never a plan left unpaid at Stripe
             raise PaymentFailed(gateway.DECLINED_PLAN)
-        return _invoice_applied(customer, subscription_id, started["invoice"], price)
+        return _invoice_applied(customer, subscription_id, started["invoice"], price, by)
     if price.code == current.code:
         return _resume(customer, price)
     if price.credits > current.credits:
         upgraded = gateway.subscription_upgrade(
             subscription_id=customer.subscription_id, customer_id=customer.stripe_id, price=price
         )
-        return _invoice_applied(customer, customer.subscription_id, upgraded["invoice"], price)
+        return _invoice_applied(customer, customer.subscription_id, upgraded["invoice"], price, by)
     gateway.subscription_end_at_period_end(subscription_id=customer.subscription_id, end=True)
     _pending(customer, price.code)
     return f"You move to {price.code.title()} when the paid period ends."
@@ -82,12 +83,12 @@ def _pending(customer: Customer, code: str) -> None:
 
 
 def _invoice_applied(
-    customer: Customer, subscription_id: str, invoice: gateway.StripeDict | None, price: prices.Price
+    customer: Customer, subscription_id: str, invoice: gateway.StripeDict | None, price: prices.Price, by: str
 ) -> str:
     if invoice is None or not _paid(invoice):
         raise PaymentFailed(gateway.DECLINED_PLAN)
     Customer.objects.filter(pk=customer.pk).update(subscription_id=subscription_id)
-    invoice_paid({**invoice, "subscription": subscription_id})
+    invoice_paid({**invoice, "subscription": subscription_id}, by=by)
     return f"You are on {price.code.title()} now."
 
 
@@ -107,9 +108,9 @@ def periods_expire() -> int:
         moved += 1
         if customer.pending_plan != FREE_PLAN:
             try:
-                plan_switch(account=customer.account, plan_code=customer.pending_plan)
+                plan_switch(account=customer.account, plan_code=customer.pending_plan, by=PLAN_ENDED)
                 continue
             except DomainError as error:
                 log.warning("downgrade of account %s failed: %s", customer.account.public_id, error.message)
-        plan_set(customer.account, FREE_PLAN)
+        plan_set(customer.account, FREE_PLAN, by=PLAN_ENDED)
     return moved

@@ -9,5 +9,7 @@ urlpatterns = [
     path("billing/plan", views.plan_switch, name="billing-plan"),
     path("billing/recharge", views.recharge, name="billing-recharge"),
     path("billing/ledger.csv", views.ledger_csv, name="billing-ledger-csv"),
+    path("billing/receipts/<int:payment_id>", views.receipt, name="billing-receipt"),
+    path("billing/details", views.details, name="billing-details"),
     path("webhooks/stripe", webhooks.stripe_webhook, name="stripe-webhook"),
 ]

@@ -8,14 +8,15 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
-from billing import gateway, ledger, payments, prices, subscriptions
+from billing import gateway, ledger, payments, prices, quotes, receipts, subscriptions
+from billing.forms import BillingDetailsForm
 from billing.models import Customer, Payment
 from lib.errors import DomainError
 from lib.tokens import random_base62
@@ -33,6 +34,7 @@ def billing(request: HttpRequest, account: Account) -> HttpResponse:
         "ledger": page,
         "lines": ledger.page_lines(account, list(page.object_list)),
         "contact_email": settings.BILLING_CONTACT_EMAIL,
+        "details_form": BillingDetailsForm(instance=receipts.billing_details(account)),
         **prices.price_list(),
     }
     if gateway.enabled():
@@ -92,25 +94,57 @@ def _buy(request: HttpRequest, account: Account, code: str) -> HttpResponse:
     try:
         # One key per rendered form: a double click is one charge at Stripe, a later purchase a new one.
         key = request.POST.get("purchase_key", "")[:64] or random_base62(16)
-        payment = payments.pack_buy(account=account, pack_code=code, key=key)
+        by = getattr(request.user, "email", "")
+        payment = payments.pack_buy(account=account, pack_code=code, key=key, by=by)
     except DomainError as error:
         messages.error(request, f"The payment failed: {error.message}")
         return redirect("billing")
-    messages.success(request, f"Thank you: {payment.credits:,} credits added ({payment.amount}).")
+    messages.success(
+        request, f"Thank you: {payment.credits:,} credits added ({payment.amount}). Your receipt is on Billing."
+    )
     return redirect("dashboard")
 
 
 @account_required(Action.BILLING)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def plan_switch(request: HttpRequest, account: Account) -> HttpResponse:
-    if gateway.enabled():
+    """GET (or a POST not yet confirmed) shows what the switch charges now and when next; the
+    confirmed POST switches, once."""
+    if not gateway.enabled():
+        return redirect("billing")
+    code = request.POST.get("plan", "") or request.GET.get("plan", "")
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
         try:
-            messages.success(
-                request, subscriptions.plan_switch(account=account, plan_code=request.POST.get("plan", ""))
-            )
+            by = getattr(request.user, "email", "")
+            messages.success(request, subscriptions.plan_switch(account=account, plan_code=code, by=by))
         except DomainError as error:
             messages.error(request, error.message)
-    return redirect("billing")
+        return redirect("billing")
+    quote = quotes.plan_quote(account=account, plan_code=code)
+    if quote is None:
+        messages.error(request, "There is no such plan.")
+        return redirect("billing")
+    return render(request, "billing/plan_confirm.html", {"account": account, "quote": quote, "code": code})
+
+
+@account_required(Action.BILLING)
+@require_GET
+def receipt(request: HttpRequest, account: Account, payment_id: int) -> HttpResponse:
+    """A paid payment's receipt, printable (another account's, or a failed payment: 404)."""
+    payment = get_object_or_404(account.payments.filter(status=Payment.Status.SUCCEEDED), pk=payment_id)
+    return render(request, "billing/receipt.html", receipts.receipt_context(payment))
+
+
+@account_required(Action.BILLING)
+@require_POST
+def details(request: HttpRequest, account: Account) -> HttpResponse:
+    form = BillingDetailsForm(request.POST)
+    if form.is_valid():
+        receipts.billing_details_set(account=account, **form.cleaned_data)
+        messages.success(request, "Billing details saved: your receipts show them.")
+    else:
+        messages.error(request, " ".join(str(error) for errors in form.errors.values() for error in errors))
+    return redirect(f"{reverse('billing')}#details")
 
 
 @account_required(Action.BILLING)

@@ -28,6 +28,8 @@ SITE_URL = envstr("SITE_URL", "").rstrip("/") or f"http://localhost:{PORT}"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
+    # Before django.contrib.auth: its `createsuperuser` (the email as the login) is the one run.
+    "accounts",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -41,7 +43,6 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
-    "accounts",
     "apikit",
     "billing",
     "feedback",
@@ -202,6 +203,8 @@ OTP_TOTP_ISSUER = "Verifier"
 ADMIN_REQUIRE_2FA = envbool("ADMIN_REQUIRE_2FA", False)
 
 BILLING_CONTACT_EMAIL = envstr("BILLING_CONTACT_EMAIL", "billing@localhost")
+# Who receipts say the money went to: the business's name and address, as printed on each receipt.
+BILLING_SELLER = envstr("BILLING_SELLER", "Email Verifier")
 
 # --- Self-serve billing (README "Billing") ------------------------------------------------
 # Without STRIPE_SECRET_KEY nothing of Stripe is used: the billing page says how to reach staff.
@@ -376,6 +379,12 @@ BULK_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEFAULT_ROWS_PER_SECOND", 2000.0)
 # The same for deep jobs (docs/deep.md): they wait on mail servers, a few connections to each;
 # 20 rows a second is a list mostly at one large provider (3 sessions of RCPTs at ~150 ms each).
 BULK_DEEP_DEFAULT_ROWS_PER_SECOND = envfloat("BULK_DEEP_DEFAULT_ROWS_PER_SECOND", 20.0)
+# A free estimate of a list's quality (docs/bulk.md, "Evaluate a list"): fast verdicts of a random
+# sample of at most this many of its addresses (and at most half of them), for lists of at least
+# LIST_EVALUATION_MIN_ADDRESSES, at most LIST_EVALUATIONS_PER_DAY new lists per account in 24 hours.
+LIST_EVALUATION_SAMPLE = envint("LIST_EVALUATION_SAMPLE", 200, minimum=10)
+LIST_EVALUATION_MIN_ADDRESSES = envint("LIST_EVALUATION_MIN_ADDRESSES", 100, minimum=20)
+LIST_EVALUATIONS_PER_DAY = envint("LIST_EVALUATIONS_PER_DAY", 10, minimum=0)
 # A finished job's files (input and results) are deleted this many days after it finished.
 JOB_RETENTION_DAYS = envint("JOB_RETENTION_DAYS", 30, minimum=1)
 

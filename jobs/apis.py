@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Q
@@ -30,7 +32,7 @@ from jobs.serializers import (
     JobSerializer,
     ResultsQuerySerializer,
 )
-from jobs.services import Submission, file_too_large, job_preview, job_submitted
+from jobs.services import Submission, credits_after_job, file_too_large, job_preview, job_submitted
 from lib.errors import DomainError
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from verification.engine.modes import ValidationMode
@@ -74,6 +76,13 @@ class BulkSubmitApi(AccountAPIView):
         response = HttpResponse(body, status=202)
         for name, value in headers.items():
             response[name] = value
+        self.credits_after = credits_after_job(submission.job)
+        return response
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if (after := getattr(self, "credits_after", None)) is not None:
+            response["X-Credits-Remaining"] = str(after)  # the balance once this job has taken its credits
         return response
 
 

@@ -45,11 +45,23 @@ def download_find(token: str) -> tuple[Job, str] | None:
     return job, name
 
 
+# How a download's file name says which columns it holds (the storage names' `verdict`/`original`).
+COLUMN_WORDS = {"verdict": "verdicts", "original": "with-your-columns"}
+
+
 def download_name(job: Job, name: str) -> str:
-    """`<their file name>-<variant>.csv`: results, original, or the filter (e.g. original-valid-risky)."""
+    """`<their file name>-<statuses>-<columns>.csv`, one pattern for every download: list-all-verdicts.csv,
+    list-valid-risky-with-your-columns.csv, list-unknown-verdicts.csv."""
     stem = (job.filename or job.pk).rsplit(".", 1)[0]
-    variants = {job.result_name: "results", job.original_name: "original"}
-    return f"{stem}-{variants.get(name) or name.rsplit('/', 1)[-1].removesuffix('.csv')}.csv"
+    whole = {job.result_name: ("all", "verdict"), job.original_name: ("all", "original")}
+    statuses, columns = whole.get(name) or _filtered(name)
+    return f"{stem}-{statuses}-{COLUMN_WORDS[columns]}.csv"
+
+
+def _filtered(name: str) -> tuple[str, str]:
+    """A filtered file's storage name is `…/downloads/<columns>-<status>[-<status>…].csv`."""
+    columns, _, statuses = name.rsplit("/", 1)[-1].removesuffix(".csv").partition("-")
+    return statuses, columns
 
 
 def _serves(job: Job, name: str) -> bool:

@@ -12,6 +12,8 @@ DOWNLOADS = [
     ("Safe to send", "valid"),
     ("Valid + risky", "valid,risky"),
     ("Invalid only", "invalid"),
+    ("Risky only", "risky"),
+    ("Unknown only", "unknown"),
 ]
 
 
@@ -31,6 +33,7 @@ class UploadForm(forms.Form):
         help_text="We POST a signed JSON event here when the job completes or fails.",
     )
     email_column = forms.CharField(required=False, max_length=300, widget=forms.HiddenInput)
+    notify_me = forms.BooleanField(label="Email me when the list is done", required=False)
     confirm_partial = forms.BooleanField(required=False)
     confirm_no_addresses = forms.BooleanField(required=False)
 

@@ -72,6 +72,7 @@ class Job(models.Model):
         max_length=255, blank=True, help_text="The result with the customer's own columns first."
     )
     filename = models.CharField(max_length=255, null=True, blank=True, help_text="The uploaded file's base name.")
+    notify_email = models.EmailField(blank=True, help_text="Mailed when the job finishes (chosen on upload).")
     columns = models.JSONField(default=list, blank=True, help_text="The upload's column names, in order.")
     breakdown = models.JSONField(default=dict, blank=True, help_text="Processed rows by sub_status and flag.")
     files_expired_at = models.DateTimeField(null=True, blank=True, help_text="When retention deleted the files.")
@@ -260,3 +261,20 @@ class CallbackAttempt(models.Model):
     @property
     def succeeded(self) -> bool:
         return outbound.is_success(self.status_code)
+
+
+class ListEvaluation(models.Model):
+    """One free estimate of a list's quality (jobs/evaluation.py), kept a day to bound how many an
+    account may have and to answer the same list again with the same estimate."""
+
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="list_evaluations")
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the list's sorted unique addresses.")
+    estimate = models.JSONField(null=True, blank=True, help_text="Empty while the sample is being judged.")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.account_id} {self.created_at:%Y-%m-%d %H:%M}"

@@ -29,6 +29,7 @@ from billing.services import credits_release, credits_reserve
 from jobs import files, queue, scheduling
 from jobs.callbacks import callback_attempt, callback_queue
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, DeletedJob, Job
+from jobs.notifications import job_finished_mail
 from jobs.results import JobNotFound
 from jobs.scheduling import UNFINISHED
 from lib import metrics, sql
@@ -341,6 +342,7 @@ def job_complete_if_done(*, job_id: str) -> bool:
             delivery = callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
             # After the callback: the customer's columns are joined in a task of their own.
             queue.original_assembly_on_commit(job_id)
+            transaction.on_commit(lambda: job_finished_mail(job_id=job_id))
     if not won:
         files.delete_quietly(name)
     if delivery is not None:  # now, not behind the bulk tasks queued before it (callbacks.callback_queue)
@@ -363,6 +365,7 @@ def job_fail(*, job_id: str, reason: str) -> bool:
             state=Chunk.State.CANCELLED, lease_expires_at=None, reserved=0
         )
         callback_queue(job=job, event="bulk.failed")
+        transaction.on_commit(lambda: job_finished_mail(job_id=job_id))
     return True
 
 

@@ -176,14 +176,20 @@ BULK_PREVIEW_POST = extend_schema(
             422,
             described={
                 400: "invalid_request (email_column), invalid_file or invalid_callback_url",
-                403: UPLOAD_ERRORS[403],
+                403: "key_not_permitted",
             },
         ),
     },
-    summary="What an upload would be, free: counts, the detected column, credits needed",
+    summary="What an upload would be and what the list is worth, free on every plan",
     description=(
-        "The same parts, limits, plan check and errors as POST /v1/verify/bulk, but no balance check: "
-        "no job is made, no file kept and no credit moved."
+        "The same parts, limits and errors as POST /v1/verify/bulk, but neither the plan nor the balance "
+        "is checked: no job is made, no file kept and no credit moved. `estimate` gives the shares of a "
+        "random sample of the list (at most 200 addresses, at most half the list) checked in fast mode, "
+        "with the margin of error at 95%; it never says which address got which verdict. A list of fewer "
+        "than 100 unique addresses is not estimated, and an account has at most 10 new lists estimated in "
+        "any 24 hours (the same list again is answered with the same estimate): past that, `estimate` is "
+        "null and `estimate_withheld` says why. `bulk_in_plan` false: the plan must be upgraded to clean "
+        "the list."
     ),
 )
 

@@ -117,6 +117,25 @@ class JobListQuerySerializer(serializers.Serializer):
     )
 
 
+class SharesSerializer(serializers.Serializer):
+    valid = serializers.FloatField(min_value=0, max_value=1)
+    invalid = serializers.FloatField(min_value=0, max_value=1)
+    risky = serializers.FloatField(min_value=0, max_value=1)
+    unknown = serializers.FloatField(min_value=0, max_value=1)
+
+
+class EstimateSerializer(serializers.Serializer):
+    sample_size = serializers.IntegerField(
+        min_value=1, help_text="Addresses checked: at most 200, at most half the list."
+    )
+    population = serializers.IntegerField(help_text="The list's unique addresses the sample was drawn from.")
+    shares = SharesSerializer(help_text="Each status's share of the sample, to the whole percent.")
+    margin_of_error = serializers.FloatField(
+        min_value=0, max_value=1, help_text="Each share is within this of the whole list's, at the confidence level."
+    )
+    confidence_level = serializers.FloatField(help_text="0.95")
+
+
 class PreviewSerializer(serializers.Serializer):
     rows = serializers.IntegerField(help_text="Address rows before de-duplication.")
     unique = serializers.IntegerField()
@@ -129,6 +148,21 @@ class PreviewSerializer(serializers.Serializer):
     credits_needed = serializers.IntegerField()
     credits_available = serializers.IntegerField()
     estimated_seconds = serializers.IntegerField(min_value=1)
+    bulk_in_plan = serializers.BooleanField(
+        help_text="Whether the account's plan can verify the list (Starter and above); if not, upgrade to clean it."
+    )
+    estimate = EstimateSerializer(
+        allow_null=True,
+        help_text="The list's likely quality from a fast check of a random sample; null when withheld.",
+    )
+    estimate_withheld = serializers.ChoiceField(
+        choices=["too_few_addresses", "daily_limit_reached"],
+        allow_null=True,
+        help_text="Why there is no estimate: a list under the minimum size, or no evaluation left today.",
+    )
+    evaluations_left_today = serializers.IntegerField(
+        min_value=0, help_text="New lists this account may still have evaluated in the next 24 hours."
+    )
 
 
 class ResultsQuerySerializer(serializers.Serializer):

@@ -13,12 +13,13 @@ from typing import Required, TypedDict, Unpack
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import models, transaction
 
 from accounts.models import Account, KeyMode
 from billing.services import credits_require
 from jobs import files, scheduling
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
+from jobs.evaluation import Estimate, list_evaluate
 from jobs.models import Chunk, Job, new_job_id
 from lib import outbound
 from lib.errors import DomainError
@@ -116,8 +117,10 @@ def job_submitted(
     no_addresses_ok: bool = True,
     validation_mode: object = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
+    notify_email: str = "",
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
+    `notify_email`: who is mailed when the job finishes (the portal's opt-in; blank: nobody).
 
     Refusals, in the order docs/api.md gives: plan, balance, file, callback URL, then the file's
     rows, then (the portal's `no_addresses_ok=False`) a column holding no address and
@@ -137,7 +140,13 @@ def job_submitted(
         raise PartialNotConfirmed
     filename = upload_filename(upload)
     with job_created(
-        account=account, found=found, callback_url=url, filename=filename, mode=mode, key_mode=key_mode
+        account=account,
+        found=found,
+        callback_url=url,
+        filename=filename,
+        mode=mode,
+        key_mode=key_mode,
+        notify_email=notify_email,
     ) as submission:
         yield submission
 
@@ -152,12 +161,24 @@ class SubmitArgs(TypedDict, total=False):
     partial_ok: bool
     no_addresses_ok: bool
     validation_mode: object
+    notify_email: str
 
 
 def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
     """`job_submitted` for a caller with nothing to write beside the job (the portal)."""
     with job_submitted(**kwargs) as submission:
         return submission
+
+
+def credits_after_job(job: Job) -> int:
+    """The account's balance once the job has taken its credits: what is left now, less the rows
+    whose chunks have not reserved theirs yet (a test job takes none). X-Credits-Remaining on a bulk
+    submission says this, "the balance after it", whichever chunks the workers already started."""
+    balance = Account.objects.filter(pk=job.account_id).values_list("credit_balance", flat=True).get()
+    if job.key_mode == KeyMode.TEST:
+        return balance
+    waiting = job.chunks.filter(reserved__isnull=True).aggregate(rows=models.Sum("size", default=0))["rows"]
+    return max(balance - waiting, 0)
 
 
 def invalid_syntax(found: AddressList) -> int:
@@ -191,6 +212,7 @@ def job_created(
     filename: str | None = None,
     mode: str = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
+    notify_email: str = "",
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -212,6 +234,7 @@ def job_created(
                 columns=found.columns,
                 validation_mode=mode,
                 key_mode=key_mode,
+                notify_email=notify_email,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
             tasks = scheduling.work_for_new_job(job.chunks.count())
@@ -296,11 +319,12 @@ def _seconds_at_max_qps(addresses: Sequence[str]) -> int:
     return math.ceil(uncached / max_qps)
 
 
-# A preview: what an upload would be, free (no job, no file kept, no credit moved).
+# A preview: what an upload would be, free for every plan (no job, no file kept, no credit moved),
+# with an estimate of the list's quality from a sample (jobs/evaluation.py).
 SAMPLE_SIZE = 5
 
 
-class Preview(TypedDict):
+class Counts(TypedDict):
     rows: int
     unique: int
     duplicates: int
@@ -314,6 +338,13 @@ class Preview(TypedDict):
     estimated_seconds: int
 
 
+class Preview(Counts):
+    bulk_in_plan: bool
+    estimate: Estimate | None
+    estimate_withheld: str | None
+    evaluations_left_today: int
+
+
 def job_preview(
     *,
     account: Account,
@@ -323,14 +354,23 @@ def job_preview(
     validation_mode: object = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
 ) -> tuple[Preview, AddressList]:
-    """The upload's checks but the balance (a preview is how one learns what a list would cost)."""
+    """The upload's checks but the plan's and the balance's (a preview is how one learns what a list
+    is worth and would cost), and the estimate of its quality."""
     mode_require(validation_mode, sandbox=key_mode == KeyMode.TEST)
-    bulk_in_plan(account=account)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
-    return preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode)), found
+    counts = preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode))
+    evaluation = list_evaluate(account=account, addresses=found.addresses, sandbox=key_mode == KeyMode.TEST)
+    preview = Preview(
+        **counts,
+        bulk_in_plan=account.plan.allows_bulk,
+        estimate=evaluation.estimate,
+        estimate_withheld=evaluation.withheld,
+        evaluations_left_today=evaluation.evaluations_left,
+    )
+    return preview, found
 
 
-def preview_of(found: AddressList, *, credits_available: int, mode: str = ValidationMode.FAST) -> Preview:
+def preview_of(found: AddressList, *, credits_available: int, mode: str = ValidationMode.FAST) -> Counts:
     unique = len(found.addresses)
     return {
         "rows": found.rows,

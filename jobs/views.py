@@ -18,6 +18,7 @@ from accounts.permissions import Action
 from jobs import breakdown_charts
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
+from jobs.evaluation import Estimate
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from jobs.processing import job_delete, jobs_wait_for_resolver
@@ -37,18 +38,24 @@ def job_new(request: HttpRequest, account: Account) -> HttpResponse:
     form = UploadForm(request.POST, request.FILES, deep=deep) if request.method == "POST" else UploadForm(deep=deep)
     if form.is_bound and form.is_valid():
         try:
-            job = _submit(account, form)
+            job = _submit(account, form, getattr(request.user, "email", ""))
         except DomainError as refused:
             # The API's own refusal (plan, credits, size, rows, file, callback URL), shown on its field.
             form.add_error(refused.param if refused.param in form.fields else None, refused.message)
         else:
             messages.success(request, f"Uploaded: {job.total} unique address{'es' if job.total != 1 else ''}.")
             return redirect("job", job.pk)
-    context = {"account": account, "form": form, "max_mib": MAX_UPLOAD_BYTES // 2**20, "max_rows": f"{MAX_ROWS:,}"}
+    context = {
+        "account": account,
+        "form": form,
+        "max_mib": MAX_UPLOAD_BYTES // 2**20,
+        "max_rows": f"{MAX_ROWS:,}",
+        "evaluations_per_day": settings.LIST_EVALUATIONS_PER_DAY,
+    }
     return render(request, "jobs/new.html", context)
 
 
-def _submit(account: Account, form: UploadForm) -> Job:
+def _submit(account: Account, form: UploadForm, notify_email: str = "") -> Job:
     """The upload's job; a list the balance covers only in part needs `confirm_partial` ticked, a column
     holding no address `confirm_no_addresses`."""
     data = form.cleaned_data
@@ -60,6 +67,7 @@ def _submit(account: Account, form: UploadForm) -> Job:
         partial_ok=data["confirm_partial"],
         no_addresses_ok=data["confirm_no_addresses"],
         validation_mode=data.get("validation_mode") or "fast",
+        notify_email=notify_email if data["notify_me"] else "",
     ).job
 
 
@@ -97,7 +105,21 @@ def _preview_context(preview: Preview, found: AddressList) -> dict[str, object]:
         "columns": found.columns,
         "email_index": found.email_column,
         "short": short,
+        "estimate_segments": estimate_segments(preview["estimate"]),
+        "evaluations_per_day": settings.LIST_EVALUATIONS_PER_DAY,
     }
+
+
+ESTIMATE_ORDER = ("valid", "risky", "invalid", "unknown")
+
+
+def estimate_segments(estimate: Estimate | None) -> list[dict[str, object]]:
+    """The estimate's bar: each status's share as a whole percent, left to right from where the last ended."""
+    if estimate is None:
+        return []
+    widths = [round(estimate["shares"][status] * 100) for status in ESTIMATE_ORDER]
+    starts = [sum(widths[:index]) for index in range(len(widths))]
+    return [{"status": s, "x": x, "width": w} for s, x, w in zip(ESTIMATE_ORDER, starts, widths, strict=True)]
 
 
 @account_required(Action.JOBS_READ)

@@ -62,11 +62,8 @@ def signup(request: HttpRequest) -> HttpResponse:
         else:
             login(request, opened.user, backend="django.contrib.auth.backends.ModelBackend")
             _send_confirmation(opened.account)
-            messages.success(
-                request,
-                f"Welcome! We sent a link to {opened.account.email}: your {SIGNUP_CREDITS} free credits arrive "
-                "when you open it.",
-            )
+            # The dashboard's banner says where the link went and what it brings: said once, not also here.
+            messages.success(request, "Welcome!")
             return redirect("dashboard")
     return render(request, "portal/signup.html", {"form": form})
 

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
+from accounts.plans import SIGNUP_CREDITS
 from billing.services import InsufficientCredits
 from verification.engine import Verdict
 from verification.engine.providers import PROVIDER_NAMES
@@ -47,7 +48,8 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
             email, mode = form.cleaned_data["email"], form.mode
             result = verification_run(account=account, email=email, mode=mode, source="portal")
         except InsufficientCredits:
-            form.add_error(None, "You have no credits left, so this address was not checked. See Billing for more.")
+            # Said in the panel (verification/_no_credits.html): an unconfirmed sign-up's credits come with its link.
+            context.update(no_credits=True, signup_credits=SIGNUP_CREDITS)
         else:
             verdict = result.verdict
             provider = PROVIDER_NAMES.get(verdict.mail_provider or "")

@@ -203,6 +203,16 @@ class Invitation(models.Model):
     def is_open(self) -> bool:
         return self.accepted_at is None and self.expires_at > timezone.now()
 
+    def revoke(self) -> bool:
+        """Close an open invitation (its link stops working at once): True if it was open."""
+        now = timezone.now()
+        return bool(Invitation.objects.filter(pk=self.pk, accepted_at__isnull=True).update(expires_at=now))
+
+    def renew(self) -> bool:
+        """Another 7 days for an open or expired, unused invitation (to send its link again)."""
+        self.expires_at = _invitation_expiry()
+        return bool(Invitation.objects.filter(pk=self.pk, accepted_at__isnull=True).update(expires_at=self.expires_at))
+
     def claim(self) -> bool:
         """Use the invitation up: True for the one caller that did (a conditional UPDATE)."""
         now = timezone.now()

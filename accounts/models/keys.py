@@ -117,6 +117,7 @@ class ApiKey(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "API key"
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name})"

@@ -76,7 +76,8 @@ class AuditEvent(models.Model):
 
     account = models.ForeignKey(Account, models.CASCADE, related_name="audit_events")
     action = models.CharField(max_length=20, choices=Action.choices)
-    # Who: a person (kept by email too, should the user go) or an API key (by its prefix).
+    # Who: a person (kept by email too, should the user go) or an API key (by its prefix); for what
+    # no one did by hand, what did it, in actor_email: "auto-recharge", "plan renewal".
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
     actor_email = models.CharField(max_length=254, blank=True)
     key_prefix = models.CharField(max_length=12, blank=True)

@@ -71,3 +71,8 @@ document.querySelectorAll("[data-mode-choice]").forEach((choice) => {
     if (column) column.dispatchEvent(new Event("change", { bubbles: true }));
   });
 });
+
+// The receipt page's print button (a saved PDF is the browser's "Save as PDF").
+document.addEventListener("click", (event) => {
+  if (event.target.closest("button[data-print]")) window.print();
+});

@@ -123,3 +123,10 @@ def test_customers_cannot_open_the_admin(owner: Persona) -> None:
 def test_an_accounts_admin_page_lists_its_members_and_roles(admin_client_: Client, owner: Persona) -> None:
     page = admin_client_.get(reverse("admin:accounts_account_change", args=[owner.account.pk])).content.decode()
     assert f"{owner.account.email}</a></td><td>owner</td>" in page
+
+
+def test_the_admin_speaks_in_our_words(admin_client_: Client) -> None:
+    page = admin_client_.get("/admin/").content.decode()
+    assert "Verifier staff" in page and "Django administration" not in page
+    assert "API keys" in page and "Api keys" not in page
+    assert "OTP_TOTP" not in page and "OTP_STATIC" not in page and "Two-factor: recovery codes" in page

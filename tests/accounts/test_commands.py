@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.contrib.auth import authenticate
@@ -107,3 +108,11 @@ def test_plans_exist_with_their_limits() -> None:
 
     plans = {p.code: (p.allows_bulk, p.requests_per_second) for p in Plan.objects.all()}
     assert plans == {"free": (False, 5), "starter": (True, 20), "pro": (True, 50), "enterprise": (True, 200)}
+
+
+def test_createsuperuser_takes_the_email_as_the_login(db: None, monkeypatch: Any) -> None:
+
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "a-long-staff-passphrase")
+    call_command("createsuperuser", interactive=False, email="Boss@Service.example.com", stdout=StringIO())
+    staff = authenticate(username="boss@service.example.com", password="a-long-staff-passphrase")
+    assert staff is not None and staff.is_superuser

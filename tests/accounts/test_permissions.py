@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from accounts.models import ApiKey, Membership, Role
+from accounts.models import ApiKey, Invitation, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
 from apikit.views import AccountAPIView
+from billing.models import Payment
 from jobs.models import Job
 from tests.conftest import Persona
 from tests.factories import UserFactory
@@ -85,6 +86,21 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         values["code"] = "pack_1k"
     if "provider" in params:
         values["provider"] = "sendgrid"  # a feedback webhook's sending service
+    if "invitation_id" in params:
+        values["invitation_id"] = Invitation.objects.create(
+            account=persona.account, email="invited@company.example.com", role=Role.VIEWER
+        ).pk
+    if "payment_id" in params:
+        values["payment_id"] = Payment.objects.create(
+            account=persona.account,
+            stripe_id="pi_sample",
+            kind="pack",
+            product="pack_1k",
+            cents=1000,
+            currency="usd",
+            status="succeeded",
+            credits=1000,
+        ).pk
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 

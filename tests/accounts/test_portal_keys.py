@@ -88,3 +88,9 @@ def test_a_key_with_a_bad_network_or_a_past_day_is_not_created(owner: Persona) -
     assert "is not an IP address or a network" in bad_ip
     assert "Choose today or a later day." in past
     assert owner.account.api_keys.count() == 1
+
+
+def test_the_keys_page_lists_the_sandbox_addresses_and_their_answers(owner: Persona) -> None:
+    page = logged_in(owner).get(reverse("keys")).content.decode()
+    assert "<code>invalid@sandbox.example</code>: invalid, mailbox_not_found" in page
+    assert "<code>valid@sandbox.example</code>: valid" in page and "the README lists" not in page

@@ -131,3 +131,27 @@ def test_the_staff_admin_wants_a_code_when_admin_require_2fa_is_set(staff: Any, 
         client.post(reverse("login"), {"username": staff.username, "password": PASSWORD})
         client.post(reverse("login-code"), {"code": totp_code(secret)})
         assert client.get("/admin/").status_code == 200
+
+
+def test_a_wrong_two_factor_code_is_a_failed_sign_in_in_the_audit_log(owner: Persona) -> None:
+    enrol(logged_in(owner))
+    client, _ = sign_in(owner.account.email)
+    with time_machine.travel(timezone.now() + timedelta(seconds=31)):
+        client.post(reverse("login-code"), {"code": "123456"})
+    failed = owner.account.audit_events.get(action="sign_in_failed")
+    assert (failed.who, failed.detail) == (owner.account.owner.email, "wrong two-factor code")
+
+
+def test_the_recovery_codes_can_be_copied_and_downloaded(owner: Persona) -> None:
+    client = logged_in(owner)
+    page = client.get(reverse("security")).content.decode()
+    secret = SECRET.search(page).group(1)  # type: ignore[union-attr]
+    done = client.post(reverse("security"), {"code": totp_code(secret)}).content.decode()
+    codes = re.findall(r"<li>([a-z0-9]+)</li>", done.split("data-recovery-codes")[1].split("</ul>")[0])
+    assert 'data-copy="#recovery-codes-text"' in done and "\n".join(codes) + "\n</textarea>" in done
+    assert f'href="data:text/plain;charset=utf-8,{"%0A".join(codes)}%0A"' in done
+
+
+def test_the_enrolment_form_speaks_only_of_the_apps_code(owner: Persona) -> None:
+    page = logged_in(owner).get(reverse("security")).content.decode()
+    assert "recovery code" not in page.split("<form")[1]

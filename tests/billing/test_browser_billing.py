@@ -1,7 +1,7 @@
 """Billing in a real Chromium against localstripe: sign up, buy 10,000 credits with the test card and
 see them on the dashboard, verify, switch to Starter (its invoice also delivered by localstripe's
 webhook, signed as Stripe signs), and see a declined card's message. UPDATE_DOCS_SCREENSHOTS=1
-refreshes docs/images/pricing.png and billing.png."""
+refreshes docs/images/pricing.png, billing.png, plan-confirm.png and receipt.png."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ if CHROMIUM.exists() or IN_CI:
 
 PRICING_IMAGE = ROOT / "docs" / "images" / "pricing.png"
 BILLING_IMAGE = ROOT / "docs" / "images" / "billing.png"
+PLAN_CONFIRM_IMAGE = ROOT / "docs" / "images" / "plan-confirm.png"
+RECEIPT_IMAGE = ROOT / "docs" / "images" / "receipt.png"
 
 
 def point_webhook_at(stripe: LocalStripe, url: str, secret: str, events: list[str] | None = None) -> None:
@@ -90,7 +92,13 @@ def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
     page.get_by_role("link", name="Billing").click()
     page.get_by_label("Switch to").select_option("starter")
     page.get_by_role("button", name="Switch plan").click()
+    expect(page.locator("[data-charged-now]")).to_have_text("$29")  # asked once, before anything is paid
+    expect(page.locator("[data-next-date]")).to_contain_text("$29")
+    if UPDATE_DOCS:
+        page.screenshot(path=str(PLAN_CONFIRM_IMAGE), full_page=True)
+    page.get_by_role("button", name=re.compile("Pay .* and switch")).click()
     expect(page.get_by_text("You are on Starter now.")).to_be_visible()
+    expect(page.locator("[data-renewal-date]")).to_contain_text("Renews on")
     expect(page.locator("[data-plan-name]")).to_have_text("Starter")
     expect(page.locator("[data-credit-balance]")).to_have_text("14999")
     # localstripe delivers the invoice's event too, a second later: already granted, so nothing more.
@@ -102,6 +110,15 @@ def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
     if UPDATE_DOCS:
         page.screenshot(path=str(BILLING_IMAGE), full_page=True)
     snap(page, "billing-02-billing")
+    page.get_by_label("Billing name").fill("Company Example Ltd")
+    page.get_by_label("Billing address").fill("1 Example Street\nLondon")
+    page.get_by_role("button", name="Save billing details").click()
+    page.locator("[data-payment=succeeded] [data-receipt-link]").last.click()
+    expect(page.locator("[data-receipt-what]")).to_have_text("10,000 credits")
+    expect(page.locator("[data-billed-to]")).to_contain_text("Company Example Ltd")
+    if UPDATE_DOCS:
+        page.screenshot(path=str(RECEIPT_IMAGE), full_page=True)
+    page.go_back()
 
     page.get_by_role("link", name="Replace card").click()
     type_card(page, CARD_DECLINED_ON_SAVE)

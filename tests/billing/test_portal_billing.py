@@ -91,14 +91,14 @@ def test_an_unknown_pack_is_refused(owner: Any, stripe_live: LocalStripe) -> Non
 def test_subscribing_upgrading_and_downgrading(free_owner: Any, stripe_live: LocalStripe) -> None:
     client = logged_in(free_owner)
     save_card(client, stripe_live)
-    page = client.post("/billing/plan", {"plan": "starter"}, follow=True)
+    page = client.post("/billing/plan", {"plan": "starter", "confirm": "yes"}, follow=True)
     assert "You are on Starter now." in page.content.decode()
     assert balance_and_ledger(free_owner.account) == (6000, 6000)
-    client.post("/billing/plan", {"plan": "pro"})
+    client.post("/billing/plan", {"plan": "pro", "confirm": "yes"})
     free_owner.account.refresh_from_db()
     assert free_owner.account.plan.code == "pro"
     assert balance_and_ledger(free_owner.account) == (26_000, 26_000)  # pro's 25,000 less starter's 5,000
-    page = client.post("/billing/plan", {"plan": "starter"}, follow=True)
+    page = client.post("/billing/plan", {"plan": "starter", "confirm": "yes"}, follow=True)
     assert "You move to Starter when the paid period ends." in page.content.decode()
     free_owner.account.refresh_from_db()
     assert free_owner.account.plan.code == "pro"
@@ -106,7 +106,7 @@ def test_subscribing_upgrading_and_downgrading(free_owner: Any, stripe_live: Loc
 
 
 def test_switching_plan_without_a_card_asks_for_one(free_owner: Any) -> None:
-    page = logged_in(free_owner).post("/billing/plan", {"plan": "pro"}, follow=True)
+    page = logged_in(free_owner).post("/billing/plan", {"plan": "pro", "confirm": "yes"}, follow=True)
     assert "Save a card first." in page.content.decode()
     free_owner.account.refresh_from_db()
     assert free_owner.account.plan.code == "free"
@@ -115,8 +115,8 @@ def test_switching_plan_without_a_card_asks_for_one(free_owner: Any) -> None:
 def test_cancelling_keeps_the_plan_until_the_period_ends(free_owner: Any, stripe_live: LocalStripe) -> None:
     client = logged_in(free_owner)
     save_card(client, stripe_live)
-    client.post("/billing/plan", {"plan": "starter"})
-    page = client.post("/billing/plan", {"plan": "free"}, follow=True)
+    client.post("/billing/plan", {"plan": "starter", "confirm": "yes"})
+    page = client.post("/billing/plan", {"plan": "free", "confirm": "yes"}, follow=True)
     assert "Your plan ends with the paid period; then you are on Free." in page.content.decode()
     free_owner.account.refresh_from_db()
     assert free_owner.account.plan.code == "starter"
@@ -132,8 +132,8 @@ def test_an_outsider_never_sees_the_owners_payments(owner: Any, outsider: Any, s
 def test_a_downgrade_starts_the_cheaper_plan_when_the_paid_one_ends(free_owner: Any, stripe_live: LocalStripe) -> None:
     client = logged_in(free_owner)
     save_card(client, stripe_live)
-    client.post("/billing/plan", {"plan": "pro"})
-    client.post("/billing/plan", {"plan": "starter"})
+    client.post("/billing/plan", {"plan": "pro", "confirm": "yes"})
+    client.post("/billing/plan", {"plan": "starter", "confirm": "yes"})
     customer = Customer.objects.get(account=free_owner.account)
     assert customer.pending_plan == "starter"
     ended = {"id": customer.subscription_id, "customer": customer.stripe_id, "current_period_end": int(time.time()) - 1}
@@ -154,7 +154,7 @@ def test_a_downgrade_starts_the_cheaper_plan_when_the_paid_one_ends(free_owner: 
 def test_a_declined_card_leaves_the_plan_as_it_was(free_owner: Any, stripe_live: LocalStripe) -> None:
     client = logged_in(free_owner)
     save_card(client, stripe_live, CARD_DECLINED_ON_CHARGE)
-    page = client.post("/billing/plan", {"plan": "starter"}, follow=True).content.decode()
+    page = client.post("/billing/plan", {"plan": "starter", "confirm": "yes"}, follow=True).content.decode()
     assert "declined" in page
     free_owner.account.refresh_from_db()
     assert free_owner.account.plan.code == "free"
@@ -176,9 +176,9 @@ def test_an_upgrade_with_a_declined_card_keeps_the_old_plan_here_and_at_stripe(
 ) -> None:
     client = logged_in(free_owner)
     save_card(client, stripe_live)
-    client.post("/billing/plan", {"plan": "starter"})
+    client.post("/billing/plan", {"plan": "starter", "confirm": "yes"})
     save_card(client, stripe_live, CARD_DECLINED_ON_CHARGE)  # the new default card
-    page = client.post("/billing/plan", {"plan": "pro"}, follow=True).content.decode()
+    page = client.post("/billing/plan", {"plan": "pro", "confirm": "yes"}, follow=True).content.decode()
     assert "The card was declined; the plan did not change." in page
     free_owner.account.refresh_from_db()
     assert free_owner.account.plan.code == "starter"

@@ -62,6 +62,25 @@ def test_make_run_hands_port_to_every_process_it_starts() -> None:
     assert "runserver 127.0.0.1:18280" in recipe  # loopback only: DEBUG is on
 
 
+def stripe_hint(env: dict[str, str]) -> str:
+    """What `make run PORT=18280`'s localstripe hint prints, run as the recipe writes it."""
+    recipe = subprocess.run(
+        ["make", "-n", "run", "PORT=18280"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    hint = recipe[recipe.index('if [ -z "$STRIPE_SECRET_KEY" ]') :].split("; fi", 1)[0] + "; fi"
+    return subprocess.run(["bash", "-c", hint], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_make_runs_localstripe_hint_follows_port_and_says_it_needs_install_dev() -> None:
+    printed = stripe_hint({"PATH": os.environ["PATH"]})
+    assert "make install-dev" in printed and "--port 18700 &" in printed
+    assert "STRIPE_API_BASE=http://127.0.0.1:18700" in printed and "8420" not in printed
+
+
+def test_make_run_says_nothing_of_localstripe_when_stripe_is_configured() -> None:
+    assert stripe_hint({"PATH": os.environ["PATH"], "STRIPE_SECRET_KEY": "sk_live_x"}) == ""
+
+
 def test_make_run_opens_to_the_network_only_when_asked() -> None:
     recipe = subprocess.run(
         ["make", "-n", "run", "HOST=0.0.0.0"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True

@@ -59,6 +59,9 @@ RUN_ELSEWHERE[_PRODUCTION_EXPORT] = _PRODUCTION + " (its settings, with this mac
 # Each command no test runs -> why.
 NOT_RUN = {
     "make test": "the default suite itself: run from a test it would recurse",
+    "VERIFIER_DNS_NAMESERVERS=127.0.0.1:5353 make run": "a fixed port a parallel suite cannot hold; the service "
+    "pointed at a loopback DNS server is what every test does (tests/conftest.py), make run PORT=… is run by "
+    "tests/config/test_port.py",
     "make install-dev": "installs into the virtualenv the suite runs from; `make test` and `make test-all` run it "
     "before the suite (their recipes depend on it)",
     ".venv/bin/python -m tests.support.localstripe --port 8420 &": "fixed ports (8420, and make run's 8000) a "

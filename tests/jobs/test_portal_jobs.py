@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -212,3 +213,15 @@ def test_dashboard_lists_the_five_newest_jobs(owner: Persona) -> None:
     page = logged_in(owner).get(reverse("dashboard")).content.decode()
     assert [job_id in page for job_id in ids] == [False, True, True, True, True, True]
     assert 'href="/jobs"' in page
+
+
+def test_a_job_mails_its_uploader_when_done_only_if_asked(owner: Persona, run_tasks: RunTasks) -> None:
+
+    client = logged_in(owner)
+    for notify in ("on", ""):
+        data = {"file": SimpleUploadedFile("list.csv", b"a@good.com\nb@nullmx.com\n", "text/csv"), "notify_me": notify}
+        with run_tasks():
+            client.post(reverse("job-new"), data)
+    [message] = mail.outbox
+    assert message.to == [owner.account.owner.email] and message.subject == "Your list list.csv is verified"
+    assert "1 valid, 0 risky, 1 invalid, 0 unknown." in message.body and "/jobs/job_" in message.body

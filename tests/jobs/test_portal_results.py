@@ -69,9 +69,10 @@ def test_a_column_of_no_addresses_is_not_run_without_confirmation(owner: Persona
     assert Job.objects.get().total == 2
 
 
-def test_preview_card_on_the_free_plan_says_why_and_where_to_upgrade(db: None) -> None:
+def test_preview_card_on_the_free_plan_shows_the_list_and_where_to_upgrade(db: None) -> None:
     page = post(make_persona(plan_code="free", credits=5), "job-preview").content.decode()
-    assert "Bulk verification needs the Starter plan or above." in page and reverse("billing") in page
+    assert 'data-preview-count="unique">2<' in page and "Upgrade to clean this list" in page
+    assert reverse("billing") in page and "data-start" not in page
 
 
 def test_preview_warns_when_the_balance_will_not_cover_the_list(db: None) -> None:
@@ -208,3 +209,27 @@ def test_the_ledger_names_the_file_and_the_job_of_bulk_entries(owner: Persona, r
     page = logged_in(owner).get(reverse("billing")).content.decode()
     assert f"spring-leads.csv (job {job_id}, part 1)" in page
     assert ":chunk:" not in page
+
+
+MIXED = b"email\njane@good.com\ninfo@good.com\nx@servfail.com\n"  # valid, risky (role), unknown
+
+
+def test_risky_only_and_unknown_only_are_download_choices(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, MIXED)
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    labels = re.findall(r'<span class="download-label">([^<]+)</span>', page)
+    assert labels == ["All", "Safe to send", "Valid + risky", "Risky only", "Unknown only"]
+
+
+def test_every_download_is_named_by_one_pattern(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks, MIXED)
+    client = logged_in(owner)
+
+    def name(**query: str) -> str:
+        location = client.get(reverse("job-download", args=[job.pk]), query)["Location"]
+        return client.get(location)["Content-Disposition"].split('filename="')[1].rstrip('"')
+
+    assert name() == "crm-all-verdicts.csv"
+    assert name(columns="original") == "crm-all-with-your-columns.csv"
+    assert name(status="unknown") == "crm-unknown-verdicts.csv"
+    assert name(status="valid,risky", columns="original") == "crm-valid-risky-with-your-columns.csv"

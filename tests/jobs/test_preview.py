@@ -61,9 +61,9 @@ def test_preview_with_no_credits_is_still_200(db: None) -> None:
     assert (body["credits_needed"], body["credits_available"]) == (3, 0)
 
 
-def test_preview_on_the_free_plan_is_403(db: None) -> None:
-    response = preview(make_persona(plan_code="free", credits=10), LIST)
-    assert (response.status_code, response.json()["error"]["code"]) == (403, "plan_upgrade_required")
+def test_preview_on_the_free_plan_answers_and_says_the_plan_cannot_verify_it(db: None) -> None:
+    body = preview(make_persona(plan_code="free", credits=10), LIST).json()
+    assert (body["unique"], body["bulk_in_plan"]) == (3, False)
 
 
 def test_preview_has_the_uploads_limits(owner: Persona) -> None:

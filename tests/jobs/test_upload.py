@@ -14,7 +14,7 @@ from jobs.csvfile import MAX_UPLOAD_BYTES
 from jobs.files import input_rows
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
-from tests.jobs.conftest import Receiver, assert_nothing_left, upload
+from tests.jobs.conftest import Receiver, RunTasks, assert_nothing_left, upload
 
 
 def refused(persona: Persona, media: Path, content: bytes, status: int, code: str, **kwargs: str) -> dict:
@@ -35,7 +35,7 @@ def test_upload_is_accepted_with_unique_count_and_location(owner: Persona) -> No
     assert (body["status"], body["total_emails"]) == ("pending", 2)
     assert body["estimated_seconds"] >= 1
     assert response["Location"] == f"/v1/jobs/{body['id']}"
-    assert response["X-Credits-Remaining"] == "1000"
+    assert response["X-Credits-Remaining"] == "998"  # the balance once the 2 unique addresses are charged
 
 
 def test_accepted_addresses_are_stored_normalised_and_unique(owner: Persona) -> None:
@@ -246,3 +246,11 @@ def test_the_job_list_does_not_load_the_stored_header(owner: Persona) -> None:
         assert owner.get("/v1/jobs").status_code == 200
     job_reads = [q["sql"] for q in queries.captured_queries if 'FROM "jobs_job"' in q["sql"]]
     assert job_reads and not any('"jobs_job"."columns"' in sql for sql in job_reads)
+
+
+def test_x_credits_remaining_on_a_bulk_submit_is_the_balance_after_the_job(owner: Persona, run_tasks: RunTasks) -> None:
+    content = "".join(f"u{i}@good.com\n" for i in range(10)).encode()
+    with run_tasks():
+        response = upload(owner, content)
+    owner.account.refresh_from_db()
+    assert int(response["X-Credits-Remaining"]) == 990 == owner.account.credit_balance

@@ -49,6 +49,7 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
             **NO_DEEP_ANSWERS,
             **NO_FEEDBACK,
             "StripeEvent": 0,
+            "ListEvaluation": 0,
         }
         clock.shift(timedelta(hours=6, seconds=1))  # past the invalid verdict's hour and any domain TTL
         assert prune_expired() == {
@@ -61,6 +62,7 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
             **NO_DEEP_ANSWERS,
             **NO_FEEDBACK,
             "StripeEvent": 0,
+            "ListEvaluation": 0,
         }
         owner.verify("fresh@good.com")  # live rows made now must survive the next prune
         clock.shift(timedelta(hours=18))
@@ -76,6 +78,7 @@ def test_prune_deletes_each_kind_of_row_once_it_expires_and_nothing_live(owner: 
         **NO_DEEP_ANSWERS,
         **NO_FEEDBACK,
         "StripeEvent": 0,
+        "ListEvaluation": 0,
     }
     assert list(CachedVerdict.objects.values_list("email", flat=True)) == ["fresh@good.com"]
 

@@ -248,7 +248,7 @@ def bulk_job_journey(page: Page) -> None:
     expect(page.locator("[data-timing]")).to_contain_text("finished")
     expect(page.locator("[data-took]")).to_have_text(re.compile(r"^\d+ s$"))
     labels = page.locator(".download-label").all_inner_texts()
-    assert labels == ["All", "Safe to send", "Valid + risky", "Invalid only"]  # each holds a row here
+    assert labels == ["All", "Safe to send", "Valid + risky", "Invalid only", "Risky only"]  # each holds a row here
     assert page.evaluate("window.stillTheSamePage") is True
     snap(page, "13-job-page")
     if UPDATE_DOCS:

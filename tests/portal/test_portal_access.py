@@ -80,3 +80,11 @@ def test_forms_refuse_a_post_without_csrf_token(owner: Persona) -> None:
 def test_htmx_request_after_the_session_ended_reloads_the_log_in_page(db: None) -> None:
     response = Client().post(reverse("verify"), {"email": "jane@good.com"}, headers={"HX-Request": "true"})
     assert response["HX-Redirect"] == f"{reverse('login')}?next={reverse('verify')}"
+
+
+def test_the_dashboard_after_sign_up_says_we_sent_a_link_once(db: None) -> None:
+
+    client = Client()
+    form = {"email": "new@company.example.com", "password": "a-long-unusual-passphrase"}
+    page = client.post(reverse("signup"), form, follow=True).content.decode()
+    assert page.count("we sent a link") + page.count("We sent a link") == 1

@@ -56,11 +56,13 @@ class Stats:
 
 
 class MxFarm:
-    def __init__(self, scripts: dict[str, Script]) -> None:
+    def __init__(self, scripts: dict[str, Script], *, port: int = 0) -> None:
+        """`port`: the one every farm address listens on; 0 finds one free on all of them."""
         self.scripts = scripts
         self.stats = Stats()
         self.first_asked: dict[tuple[str, str], float] = {}
-        self.port = 0
+        self.wanted_port = port
+        self.port = port
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mx-farm", daemon=True)
         self._servers: list[asyncio.Server] = []
@@ -88,7 +90,7 @@ class MxFarm:
             self.first_asked[asked] = float("-inf")
 
     async def _start(self) -> None:
-        for _ in range(20):  # a port free on every address of the farm
+        for _ in range(1 if self.wanted_port else 20):  # a port free on every address of the farm
             try:
                 await self._bind_all()
                 return
@@ -97,7 +99,7 @@ class MxFarm:
         raise OSError("no port free on every farm address")
 
     async def _bind_all(self) -> None:
-        self.port = 0
+        self.port = self.wanted_port
         for address in self.scripts:
             server = await asyncio.start_server(
                 lambda r, w, a=address: self._session(a, r, w), address, self.port, reuse_address=True

@@ -72,3 +72,19 @@ def test_empty_form_costs_nothing(owner: Persona) -> None:
     before = balance(owner)
     assert "This field is required" in verify(owner, "")
     assert balance(owner) == before
+
+
+def test_an_unconfirmed_sign_up_with_no_credits_is_told_they_come_with_the_link(db: None) -> None:
+    from accounts.plans import SIGNUP_CREDITS
+
+    unconfirmed = make_persona(plan_code="free", credits=0)
+    unconfirmed.account.email_confirmed_at = None
+    unconfirmed.account.save(update_fields=["email_confirmed_at"])
+    page = verify(unconfirmed, "jane@good.com")
+    assert f"your {SIGNUP_CREDITS} free credits arrive with the link we sent to {unconfirmed.account.email}" in page
+    assert reverse("signup-confirm-resend") in page and "You have no credits left" not in page
+
+
+def test_no_credits_links_to_billing(db: None) -> None:
+    page = verify(make_persona(plan_code="free", credits=0), "jane@good.com")
+    assert f'<a href="{reverse("billing")}">Get more credits on Billing</a>' in page

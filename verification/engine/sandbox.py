@@ -3,7 +3,7 @@
 `<name>@sandbox.example` answers as SANDBOX says, whatever the mode, so an integration can be
 tested against every status and sub-status (deep mode's too) before going live. Any other
 address is judged without DNS: syntax, then the throwaway and role lists, its domain taken to
-have mail servers. README, "Test keys", lists the addresses.
+have mail servers. README, "Test keys", and the portal's keys page (`sandbox_answers`) list the addresses.
 """
 
 from __future__ import annotations
@@ -37,6 +37,15 @@ _ANSWERS: dict[str, tuple[Status, SubStatus | None, str, int, dict[str, bool | N
     "failed": (Status.UNKNOWN, SubStatus.VERIFICATION_FAILED, "low", 30, {}),
 }
 SANDBOX_ADDRESSES = tuple(f"{local}@{SANDBOX_DOMAIN}" for local in _ANSWERS)
+
+
+def sandbox_answers() -> list[tuple[str, str]]:
+    """Each sandbox address and its answer in words ("invalid, mailbox_not_found"), for people to read."""
+    return [
+        (f"{local}@{SANDBOX_DOMAIN}", ", ".join(filter(None, (status.value, sub_status and sub_status.value))))
+        for local, (status, sub_status, *_) in _ANSWERS.items()
+    ]
+
 
 _VALID_CHECKS = Checks(
     syntax_valid=True,

@@ -102,3 +102,23 @@ def test_an_api_error_is_one_line_on_stderr_and_exit_status_1(service: LiveServi
 def test_a_missing_file_is_a_usage_error(service: LiveService) -> None:
     done = run(service, "batch", "/nonexistent/list.txt")
     assert done.returncode == 2 and "error:" in done.stderr
+
+
+def test_key_and_base_url_flags_work_after_the_command(service: LiveService) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERIFIER_")}
+    args = ["verify", "valid@sandbox.example", "--api-key", service.account["test_api_key"], "--base-url"]
+    done = subprocess.run([VERIFIER, *args, service.base_url], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "valid"
+
+
+def test_a_service_that_is_down_is_one_line_and_a_non_zero_exit() -> None:
+    import socket
+
+    with socket.socket() as held:  # a port nothing listens on: bound, never accepting
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}"
+        env = {**os.environ, "VERIFIER_API_KEY": "ev_test_x", "VERIFIER_BASE_URL": url}
+        done = subprocess.run([VERIFIER, "verify", "a@b.com"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: cannot reach {url}")

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
+
+import httpx
 
 from verifier.client import Client, VerifierError
 from verifier.types import Job
@@ -22,34 +26,55 @@ from verifier.types import Job
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # Absent from the namespace unless given (set_defaults would change the action the subcommands share).
+    args.api_key, args.base_url = getattr(args, "api_key", None), getattr(args, "base_url", None)
     try:
         with Client(args.api_key, base_url=args.base_url) as client:
             return int(args.run(client, args) or 0)
     except VerifierError as error:
         print(f"error: {error.status} {error.code}: {error.message}", file=sys.stderr)
         return 1
+    except httpx.TransportError as error:
+        # One line, not a traceback: the service is down, unreachable or not answering in time.
+        print(
+            f"error: cannot reach {args.base_url or _default_base_url()}: {error or type(error).__name__}",
+            file=sys.stderr,
+        )
+        return 1
     except (ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verifier", description="The email verification API from the command line.")
-    parser.add_argument("--api-key", help="default: $VERIFIER_API_KEY")
-    parser.add_argument("--base-url", help="default: $VERIFIER_BASE_URL, else http://localhost:8000")
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+def _default_base_url() -> str:
+    return os.environ.get("VERIFIER_BASE_URL") or "http://localhost:8000"
 
-    verify = commands.add_parser("verify", help="verify one address (1 credit)")
+
+def _parser() -> argparse.ArgumentParser:
+    # --api-key and --base-url work before or after the command (`verifier verify x@y.com --api-key K`):
+    # every parser knows them, and one that was not given them leaves the other's value alone.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--api-key", default=argparse.SUPPRESS, help="default: $VERIFIER_API_KEY")
+    common.add_argument(
+        "--base-url", default=argparse.SUPPRESS, help="default: $VERIFIER_BASE_URL, else http://localhost:8000"
+    )
+    parser = argparse.ArgumentParser(
+        prog="verifier", description="The email verification API from the command line.", parents=[common]
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    add_parser = functools.partial(commands.add_parser, parents=[common])
+
+    verify = add_parser("verify", help="verify one address (1 credit)")
     verify.add_argument("address")
     verify.add_argument("--deep", action="store_true", help="validation_mode deep")
     verify.set_defaults(run=_verify)
 
-    batch = commands.add_parser("batch", help="verify the addresses of a file, 100 per request, one JSON line each")
+    batch = add_parser("batch", help="verify the addresses of a file, 100 per request, one JSON line each")
     batch.add_argument("file", type=Path, help="one address a line, or a CSV whose first column is the address")
     batch.add_argument("--deep", action="store_true", help="validation_mode deep")
     batch.set_defaults(run=_batch)
 
-    bulk = commands.add_parser("bulk", help="submit a CSV as a bulk job")
+    bulk = add_parser("bulk", help="submit a CSV as a bulk job")
     bulk.add_argument("file", type=Path)
     bulk.add_argument("--wait", action="store_true", help="wait for the job, showing its progress")
     bulk.add_argument("--out", type=Path, help="with --wait: write the result CSV here")
@@ -58,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     bulk.add_argument("--deep", action="store_true", help="validation_mode deep")
     bulk.set_defaults(run=_bulk)
 
-    account = commands.add_parser("account", help="plan, balance, usage and the key in use")
+    account = add_parser("account", help="plan, balance, usage and the key in use")
     account.set_defaults(run=_account)
     return parser
 

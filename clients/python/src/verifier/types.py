@@ -109,6 +109,23 @@ class JobList(TypedDict):
     has_more: bool
 
 
+class Shares(TypedDict):
+    valid: float
+    invalid: float
+    risky: float
+    unknown: float
+
+
+class Estimate(TypedDict):
+    """A list's likely quality from a fast check of a random sample: shares only."""
+
+    sample_size: int
+    population: int
+    shares: Shares
+    margin_of_error: float
+    confidence_level: float
+
+
 class Preview(TypedDict):
     rows: int
     unique: int
@@ -121,3 +138,7 @@ class Preview(TypedDict):
     credits_needed: int
     credits_available: int
     estimated_seconds: int
+    bulk_in_plan: bool
+    estimate: Estimate | None
+    estimate_withheld: str | None
+    evaluations_left_today: int
