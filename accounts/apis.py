@@ -11,6 +11,7 @@ from accounts.models import Account, ApiKey, KeyMode
 from accounts.permissions import Action
 from apikit.views import AccountAPIView, error_responses
 from billing.models import LedgerEntry
+from feedback.services import PROVIDERS, webhook_urls
 
 USAGE_DAYS = 30
 
@@ -43,6 +44,11 @@ class AccountSerializer(serializers.Serializer):
     credits_remaining = serializers.IntegerField()
     usage = AccountUsageSerializer()
     key = AccountKeySerializer()
+    feedback_webhooks = serializers.DictField(
+        child=serializers.URLField(),
+        help_text=f"The account's secret URL for each sending service's event webhook ({', '.join(PROVIDERS)}): "
+        "paste it into the service to report deliveries and bounces (docs/feedback.md).",
+    )
 
 
 class AccountApi(AccountAPIView):
@@ -67,4 +73,5 @@ def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
         "credits_remaining": account.credit_balance,
         "usage": {"today": today, "last_30_days": period},
         "key": {"prefix": key.prefix, "scope": key.scope, "mode": key.key_mode, "expires_at": key.expires_at},
+        "feedback_webhooks": webhook_urls(account),
     }

@@ -100,6 +100,7 @@ def may(role: str) -> dict[str, bool]:
 # (tests/accounts/test_permissions.py fails on a route in neither).
 OUTSIDE_ACCOUNTS: dict[str, str] = {
     "stripe-webhook": "Stripe's events: signed by Stripe (README, Billing), no session or key",
+    "feedback-webhook": "whoever holds the account's secret webhook URL (docs/feedback.md; rotatable in the portal)",
     **dict.fromkeys(
         ["landing", "signup", "login", "logout", "favicon", "healthz", "readyz", "openapi-schema", "api-docs"],
         "anyone",

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_static",
     "apikit",
     "billing",
+    "feedback",
     "verification",
     "jobs",
     "ops",
@@ -363,6 +364,10 @@ VERIFIER_SMTP_LEASE_SECONDS = envfloat("VERIFIER_SMTP_LEASE_SECONDS", 5.0, minim
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
 # Deep verifications one account may have waiting on mail servers at once (verification/deep_requests.py).
 VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = envint("VERIFIER_DEEP_REQUESTS_PER_ACCOUNT", 4, minimum=1)
+
+# --- Bounce feedback (docs/feedback.md) ----------------------------------------------------
+# The delivered share a catch-all address is assumed to have before any outcome is reported.
+FEEDBACK_CATCH_ALL_PRIOR = envfloat("FEEDBACK_CATCH_ALL_PRIOR", 0.7)
 
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)

@@ -28,6 +28,7 @@ REDOC_CSP = {
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
     path("", include("jobs.urls")),
+    path("", include("feedback.urls")),
     path("account", AccountApi.as_view(), name="api-account"),
     path("keys", KeyListApi.as_view(), name="api-keys"),
     path("keys/<int:key_id>", KeyApi.as_view(), name="api-key"),
@@ -51,6 +52,7 @@ urlpatterns = [
     path("", include("portal.urls")),
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
+    path("", include("feedback.portal_urls")),
     path("verify", verification_views.verify, name="verify"),
     path("", include("jobs.portal_urls")),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jobs.models import BREAKDOWN_KEYS, Job
+from jobs.models import BREAKDOWN_KEYS, CATCH_ALL_SPLIT, Job
 from verification.engine.modes import ValidationMode
 from verification.engine.providers import PROVIDER_NAMES
 from verification.engine.verdict import DEEP_SUB_STATUSES
@@ -27,7 +27,10 @@ _LABELS = {
     "verification_failed": "Could not be checked (ours)",
     "free_provider": "Free provider",
     "did_you_mean": "Likely typo",
+    "catch_all_likely": "Catch-all, likely to deliver",
+    "catch_all_unlikely": "Catch-all, unlikely to deliver",
 }
+_DEEP_ONLY = DEEP_SUB_STATUSES | set(CATCH_ALL_SPLIT)
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ def status_segments(job: Job) -> list[Segment]:
 def sub_status_segments(job: Job) -> list[Segment]:
     """Every sub-status (a fast job's page leaves out deep mode's, which it never has)."""
     counts = job.breakdown_counts
-    keys = [key for key in BREAKDOWN_KEYS if job.validation_mode == ValidationMode.DEEP or key not in DEEP_SUB_STATUSES]
+    keys = [key for key in BREAKDOWN_KEYS if job.validation_mode == ValidationMode.DEEP or key not in _DEEP_ONLY]
     return [
         Segment(
             key,

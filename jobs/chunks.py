@@ -37,6 +37,7 @@ from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
 from verification.engine.modes import ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
+from verification.feedback import verdicts_with_feedback
 from verification.judging import rows_judged
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
@@ -76,6 +77,8 @@ def chunk_process(chunk: Chunk) -> None:
     ):
         chunk_defer(chunk=chunk)
         return
+    if chunk.job.key_mode != KeyMode.TEST:
+        verdicts = verdicts_with_feedback(account_id=chunk.job.account_id, verdicts=verdicts)
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
     if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
         files.delete_quietly(part)
@@ -215,6 +218,9 @@ def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
     counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
     counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
     counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
+    estimated = [verdict.deliverability for verdict in verdicts if verdict.deliverability]
+    counts["catch_all_likely"] = sum(estimate.likely for estimate in estimated)
+    counts["catch_all_unlikely"] = len(estimated) - counts["catch_all_likely"]
     counts.update(MAIL_PROVIDER_PREFIX + verdict.mail_provider for verdict in verdicts if verdict.mail_provider)
     job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
     job.breakdown = dict(Counter(job.breakdown) + counts)

@@ -52,6 +52,10 @@ RESULT_COLUMNS = (
     "is_free_provider",
     "did_you_mean",
     "mail_provider",
+    # Bounce feedback (docs/feedback.md): a catch-all row's delivery estimate and its basis, the report a row followed.
+    "deliverability",
+    "deliverability_basis",
+    "feedback",
 )
 _CHECK_COLUMNS = RESULT_COLUMNS[6:14]
 _SPOOL_BYTES = 1024 * 1024
@@ -180,6 +184,8 @@ def result_row(verdict: Verdict) -> list[str]:
         *(getattr(checks, column) for column in _CHECK_COLUMNS),
         verdict.did_you_mean,
         verdict.mail_provider,
+        *((verdict.deliverability.estimate, verdict.deliverability.basis) if verdict.deliverability else (None, None)),
+        verdict.feedback.outcome if verdict.feedback else None,
     ]
     return [_cell(value) for value in values]
 

@@ -16,8 +16,10 @@ from verification.engine.providers import PROVIDERS
 JOB_ID_PATTERN = "job_[0-9A-Za-z]{24}"
 
 
+# Catch-all rows by their deliverability estimate (docs/feedback.md): deep jobs only.
+CATCH_ALL_SPLIT = ("catch_all_likely", "catch_all_unlikely")
 # The job object's `breakdown` (docs/bulk.md, "Poll"): processed rows by sub_status, then two flags.
-BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean")
+BREAKDOWN_KEYS = (*(sub.value for sub in SubStatus), "free_provider", "did_you_mean", *CATCH_ALL_SPLIT)
 # And rows by mail_provider (README, `mail_provider`), stored in the same counter as "mail_provider.<name>".
 MAIL_PROVIDER_PREFIX = "mail_provider."
 

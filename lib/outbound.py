@@ -1,4 +1,4 @@
-"""The one outbound HTTP client (callbacks).
+"""The one outbound HTTP client (callbacks, and the confirmation of an SNS subscription).
 
 A URL is checked once: scheme, no credentials, nothing a request line cannot carry (a space or a
 control character), and every address its host resolves to must be public. An IRI
@@ -122,11 +122,20 @@ def _checked_address(host: str, port: int) -> str:
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     """POST once. Raises UnsafeUrl; network trouble and non-2xx are in the Outcome."""
+    return _request("POST", url, body, headers)
+
+
+def get(url: str, headers: dict[str, str]) -> Outcome:
+    """GET once (an SNS subscription's confirmation link), as `post` does."""
+    return _request("GET", url, None, headers)
+
+
+def _request(method: str, url: str, body: bytes | None, headers: dict[str, str]) -> Outcome:
     target = check_url(url)
     started = time.perf_counter()
     connection = _connection(target, settings.CALLBACK_TIMEOUT_SECONDS)
     try:
-        connection.request("POST", target.path, body=body, headers=headers)
+        connection.request(method, target.path, body=body, headers=headers)
         response = connection.getresponse()
         response.read(64 * 1024)
         return Outcome(response.status, "", _elapsed_ms(started))

@@ -54,6 +54,20 @@ class ChecksSerializer(serializers.Serializer):
     is_free_provider = serializers.BooleanField()
 
 
+class FeedbackSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=["hard_bounce", "delivered"])
+    occurred_at = serializers.DateTimeField()
+
+
+class DeliverabilitySerializer(serializers.Serializer):
+    estimate = serializers.FloatField(
+        min_value=0, max_value=1, help_text="The probability that a message to the address is delivered."
+    )
+    basis = serializers.IntegerField(
+        min_value=0, help_text="How many reported outcomes on the domain stand behind it (0: the global rate alone)."
+    )
+
+
 class VerificationResultSerializer(serializers.Serializer):
     email = serializers.CharField()
     status = serializers.ChoiceField(choices=["valid", "invalid", "risky", "unknown"])
@@ -72,6 +86,16 @@ class VerificationResultSerializer(serializers.Serializer):
         choices=list(PROVIDERS),
         allow_null=True,
         help_text="Who runs the domain's mail, from its MX hosts; null when none of these. Informational.",
+    )
+    feedback = FeedbackSerializer(
+        allow_null=True,
+        help_text="The reported outcome this verdict followed (docs/feedback.md): your own hard bounce or delivery "
+        "within 90 days, or a hard bounce reported by two unrelated accounts within 30 days; null when none.",
+    )
+    deliverability = DeliverabilitySerializer(
+        allow_null=True,
+        help_text="Catch-all results only: the estimated delivery rate of the domain's addresses, from outcomes "
+        "reported by every account, shrunk toward the global catch-all rate; `score` follows it. Null otherwise.",
     )
     cached = serializers.BooleanField()
     response_time_ms = serializers.IntegerField(min_value=0)

@@ -28,6 +28,7 @@ from verification.engine import SubStatus, Verdict, verify_many
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
+from verification.feedback import verdicts_with_feedback
 from verification.judging import rows_judged
 from verification.models import CachedVerdict
 from verification.resolver import domain_lookup, resolver_broken
@@ -127,7 +128,11 @@ def verifications_charged(
         looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
     elapsed_ms = _elapsed_ms(started)
     withheld = {email for email, (verdict, cached) in looked_up.items() if not cached and _our_fault(verdict)}
-    results = [Verification(*looked_up[email], elapsed_ms, charged=email not in withheld) for email in normalised]
+    answered = _with_feedback(account, looked_up)
+    results = [
+        Verification(answered[email], looked_up[email][1], elapsed_ms, charged=email not in withheld)
+        for email in normalised
+    ]
     with transaction.atomic():
         if key is not None:
             cap_spend(key=key, amount=len(distinct) - len(withheld))
@@ -140,6 +145,13 @@ def verifications_charged(
     metrics.verifications_counted((verdict.status for verdict, _ in looked_up.values()), source=source)
     if withheld:
         metrics.verdicts_withheld(len(withheld), source=source)
+
+
+def _with_feedback(account: Account, looked_up: dict[str, Lookup]) -> dict[str, Verdict]:
+    """The verdicts as answered: reported outcomes applied on top of the cache's (never stored in it)."""
+    emails = list(looked_up)
+    verdicts = verdicts_with_feedback(account_id=account.pk, verdicts=[looked_up[email][0] for email in emails])
+    return dict(zip(emails, verdicts, strict=True))
 
 
 def _our_fault(verdict: Verdict) -> bool:

@@ -87,6 +87,8 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         values["code"] = "pack_1k"
     if "version" in params:
         values["version"] = widget_script().version
+    if "provider" in params:
+        values["provider"] = "sendgrid"  # a feedback webhook's sending service
     if "invitation_id" in params:
         values["invitation_id"] = Invitation.objects.create(
             account=persona.account, email="invited@company.example.com", role=Role.VIEWER

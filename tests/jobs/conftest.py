@@ -79,6 +79,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     path: str = ""
+    method: str = "POST"
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -101,10 +102,12 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            state.received.append(Received(dict(self.headers.items()), body, self.path))
+            state.received.append(Received(dict(self.headers.items()), body, self.path, self.command))
             self.send_response(state.statuses.pop(0) if state.statuses else 200)
             self.send_header("Content-Length", "0")
             self.end_headers()
+
+        do_GET = do_POST  # an SNS subscription's confirmation link (tests/feedback)
 
         def log_message(self, *args: Any) -> None:
             pass

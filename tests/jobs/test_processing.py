@@ -109,6 +109,9 @@ def test_result_file_has_every_row_in_upload_order_with_formulas_escaped(
         "is_free_provider": "false",
         "did_you_mean": "",
         "mail_provider": "",
+        "deliverability": "",
+        "deliverability_basis": "",
+        "feedback": "",
     }
 
 

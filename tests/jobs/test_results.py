@@ -93,6 +93,8 @@ def test_breakdown_counts_processed_rows_by_sub_status_and_flag(owner: Persona, 
         "verification_failed": 0,
         "free_provider": 1,
         "did_you_mean": 1,
+        "catch_all_likely": 0,
+        "catch_all_unlikely": 0,
         "mail_provider": {provider: int(provider == "google") for provider in PROVIDERS},
     }
 

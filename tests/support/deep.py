@@ -46,6 +46,7 @@ SCRIPTS = {
 DOMAINS = {
     "mailbox.deepfarm.net": ["127.0.0.2"],
     "anything.deepfarm.net": ["127.0.0.3"],
+    "bounces.deepfarm.net": ["127.0.0.3"],  # a second catch-all domain, with other outcomes (tests/feedback)
     "greylist.deepfarm.net": ["127.0.0.4"],
     "listed.deepfarm.net": ["127.0.0.5"],
     "policy.deepfarm.net": ["127.0.0.6"],

@@ -93,6 +93,8 @@ def test_valid_result_has_every_field_of_the_spec(owner: Persona) -> None:
         },
         "did_you_mean": None,
         "mail_provider": None,
+        "feedback": None,
+        "deliverability": None,
         "cached": False,
         "response_time_ms": body["response_time_ms"],
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -65,6 +66,37 @@ class Checks:
     is_free_provider: bool
 
 
+# A catch-all row is "likely to deliver" (bulk breakdown) at this estimate or above.
+LIKELY_TO_DELIVER = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """The report a verdict followed: `outcome` (hard_bounce or delivered) and when it happened."""
+
+    outcome: str
+    occurred_at: datetime
+
+    def to_dict(self) -> dict[str, str]:
+        # The API's convention: UTC with a Z, to the second.
+        return {"outcome": self.outcome, "occurred_at": self.occurred_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+@dataclass(frozen=True, slots=True)
+class Deliverability:
+    """The estimated probability that a message to a catch-all address is delivered, from `basis` outcomes."""
+
+    estimate: float
+    basis: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"estimate": self.estimate, "basis": self.basis}
+
+    @property
+    def likely(self) -> bool:
+        return self.estimate >= LIKELY_TO_DELIVER
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Verdict:
     # In the order of the API's response, which renders `to_dict()` as it is.
@@ -78,6 +110,9 @@ class Verdict:
     checks: Checks
     did_you_mean: str | None = None
     mail_provider: str | None = None
+    # What reported outcomes did (engine/feedback.py): never stored in the verdict cache, added on each answer.
+    feedback: Feedback | None = None
+    deliverability: Deliverability | None = None
 
     @property
     def cache_seconds(self) -> int:
@@ -88,6 +123,8 @@ class Verdict:
         # Not dataclasses.asdict (a recursive deep copy): every verification renders this.
         data = {name: getattr(self, name) for name in _VERDICT_FIELDS}
         data["checks"] = {name: getattr(self.checks, name) for name in _CHECK_FIELDS}
+        data["feedback"] = self.feedback.to_dict() if self.feedback else None
+        data["deliverability"] = self.deliverability.to_dict() if self.deliverability else None
         return data
 
     @classmethod

@@ -18,6 +18,16 @@ class Checks(TypedDict):
     is_free_provider: bool
 
 
+class Feedback(TypedDict):
+    outcome: Literal["hard_bounce", "delivered"]
+    occurred_at: str
+
+
+class Deliverability(TypedDict):
+    estimate: float
+    basis: int
+
+
 class VerificationResult(TypedDict):
     email: str
     is_valid: bool
@@ -29,6 +39,8 @@ class VerificationResult(TypedDict):
     checks: Checks
     did_you_mean: str | None
     mail_provider: str | None
+    feedback: Feedback | None
+    deliverability: Deliverability | None
     cached: bool
     response_time_ms: int
 
@@ -57,6 +69,7 @@ class Account(TypedDict):
     credits_remaining: int
     usage: Usage
     key: Key
+    feedback_webhooks: dict[str, str]
 
 
 class BulkReceipt(TypedDict):

@@ -1,0 +1,78 @@
+"""Delivery outcomes customers report (docs/feedback.md): only what the rules need, for 365 days.
+
+An event is an address, an outcome, a time and the reporting account; the domain is the address's,
+kept beside it for the catch-all estimate's per-domain counts. Rows expire 365 days after the
+outcome (pruned hourly by `expires_at`, lib/prune.py) and go with their account (CASCADE).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import models
+from django.utils import timezone
+
+from lib.tokens import random_base62
+
+KEPT = timedelta(days=365)
+TOKEN_LENGTH = 32
+
+
+class Outcome(models.TextChoices):
+    DELIVERED = "delivered"
+    HARD_BOUNCE = "hard_bounce"
+    SOFT_BOUNCE = "soft_bounce"
+    COMPLAINT = "complaint"
+
+
+class FeedbackEventQuerySet(models.QuerySet["FeedbackEvent"]):
+    def deciding(self, emails: list[str], since: datetime) -> FeedbackEventQuerySet:
+        """The deliveries and hard bounces of these addresses since `since`, by any account."""
+        return self.filter(
+            email__in=emails, occurred_at__gte=since, outcome__in=[Outcome.DELIVERED, Outcome.HARD_BOUNCE]
+        )
+
+
+class FeedbackEvent(models.Model):
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="feedback_events")
+    email = models.CharField(max_length=254)
+    domain = models.CharField(max_length=253)
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    occurred_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    objects = FeedbackEventQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # Idempotent: the same report twice (an ESP's retry, a re-uploaded file) is stored once.
+            models.UniqueConstraint(fields=["account", "email", "outcome", "occurred_at"], name="feedback_event_once"),
+        ]
+        indexes = [
+            models.Index(fields=["email", "occurred_at"], name="feedback_event_email"),
+            models.Index(fields=["domain", "outcome"], name="feedback_event_domain"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email}: {self.outcome} at {self.occurred_at:%Y-%m-%d %H:%M}"
+
+
+def new_token() -> str:
+    return random_base62(TOKEN_LENGTH)
+
+
+class FeedbackInbox(models.Model):
+    """An account's secret webhook URLs for its sending service (`/webhooks/feedback/<provider>/<token>`)."""
+
+    account = models.OneToOneField("accounts.Account", models.CASCADE, related_name="feedback_inbox")
+    token = models.CharField(max_length=64, unique=True, default=new_token)
+    # Mailgun signs its webhooks with this key (its HTTP webhook signing key); blank: not checked.
+    mailgun_signing_key = models.CharField(max_length=200, blank=True)
+    rotated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"feedback inbox of account {self.account_id}"
+
+    def rotate(self) -> None:
+        self.token, self.rotated_at = new_token(), timezone.now()
+        self.save(update_fields=["token", "rotated_at"])

@@ -1,0 +1,77 @@
+"""Recording reported outcomes, and the secret URLs the sending services post them to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import Account
+from feedback.models import KEPT, FeedbackEvent, FeedbackInbox
+from feedback.reports import Report, events_of, report_of
+
+PROVIDERS = ("sendgrid", "mailgun", "postmark", "ses")
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    accepted: int
+    ignored: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"accepted": self.accepted, "ignored": self.ignored}
+
+
+def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
+    """Store the reports (None: one ignored). The same report twice is stored once: accepted both times."""
+    kept = [report for report in reports if report is not None]
+    ignored = len(reports) - len(kept)
+    rows = [
+        FeedbackEvent(
+            account=account,
+            email=report.email,
+            domain=report.domain,
+            outcome=report.outcome,
+            occurred_at=report.occurred_at,
+            expires_at=report.occurred_at + KEPT,
+        )
+        for report in kept
+    ]
+    with transaction.atomic():
+        FeedbackEvent.objects.bulk_create(rows, ignore_conflicts=True)
+    return Tally(len(kept), ignored)
+
+
+def feedback_record_body(*, account: Account, body: object, store: bool = True) -> Tally:
+    """POST /v1/feedback: every event checked before any is stored, so a refused body changes nothing.
+    A test key's events (`store=False`) are checked and counted only."""
+    now = timezone.now()
+    reports = [
+        report_of(event.get("email"), event.get("outcome"), event.get("occurred_at"), now=now, where=f"events[{i}]")
+        for i, event in enumerate(events_of(body))
+    ]
+    if not store:
+        kept = sum(report is not None for report in reports)
+        return Tally(kept, len(reports) - kept)
+    return feedback_record(account=account, reports=reports)
+
+
+def inbox_of(account: Account) -> FeedbackInbox:
+    inbox, _ = FeedbackInbox.objects.get_or_create(account=account)
+    return inbox
+
+
+def webhook_urls(account: Account) -> dict[str, str]:
+    """The account's secret URL for each sending service (GET /v1/account's `feedback_webhooks`)."""
+    token = inbox_of(account).token
+    return {provider: settings.SITE_URL + reverse("feedback-webhook", args=[provider, token]) for provider in PROVIDERS}
+
+
+def inbox_rotate(*, account: Account) -> FeedbackInbox:
+    """A new token: the old URLs answer 404 from now on."""
+    inbox = inbox_of(account)
+    inbox.rotate()
+    return inbox

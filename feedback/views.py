@@ -1,0 +1,98 @@
+"""The portal's Feedback page: the webhook URLs to paste into a sending service, a CSV upload, rotation."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts.decorators import account_required
+from accounts.models import Account
+from accounts.permissions import Action
+from accounts.views import confirm_then
+from feedback.forms import FeedbackUploadForm, MailgunKeyForm
+from feedback.models import FeedbackEvent
+from feedback.reports import csv_reports
+from feedback.services import feedback_record, inbox_of, inbox_rotate, webhook_urls
+from lib.errors import DomainError
+
+MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+
+
+@account_required(Action.SECRET)
+def feedback_page(request: HttpRequest, account: Account) -> HttpResponse:
+    return _page(request, account, FeedbackUploadForm())
+
+
+def _page(request: HttpRequest, account: Account, form: FeedbackUploadForm, status: int = 200) -> HttpResponse:
+    inbox = inbox_of(account)
+    counts = dict(
+        FeedbackEvent.objects.filter(account=account).values_list("outcome").annotate(n=Count("id")).order_by()
+    )
+    context = {
+        "urls": webhook_urls(account),
+        "form": form,
+        "key_form": MailgunKeyForm(initial={"mailgun_signing_key": inbox.mailgun_signing_key}),
+        "counts": counts,
+        "total": sum(counts.values()),
+    }
+    return render(request, "feedback/feedback.html", context, status=status)
+
+
+@account_required(Action.VERIFY)
+@require_POST
+def feedback_upload(request: HttpRequest, account: Account) -> HttpResponse:
+    """The same rules and store as POST /v1/feedback: a refused file changes nothing."""
+    form = FeedbackUploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _page(request, account, form, status=400)
+    upload = form.cleaned_data["file"]
+    try:
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise DomainError("The file is over 2 MB: split it.", "file")
+        text = upload.read().decode("utf-8-sig")
+        reports = csv_reports(text, now=timezone.now())
+    except UnicodeDecodeError:
+        form.add_error("file", "The file is not UTF-8 text.")
+        return _page(request, account, form, status=400)
+    except DomainError as error:
+        form.add_error("file", error.message)
+        return _page(request, account, form, status=400)
+    tally = feedback_record(account=account, reports=reports)
+    messages.success(request, f"{tally.accepted} events taken, {tally.ignored} ignored.")
+    return redirect("feedback")
+
+
+@account_required(Action.SECRET)
+@require_POST
+def feedback_mailgun_key(request: HttpRequest, account: Account) -> HttpResponse:
+    form = MailgunKeyForm(request.POST)
+    if form.is_valid():
+        inbox = inbox_of(account)
+        inbox.mailgun_signing_key = form.cleaned_data["mailgun_signing_key"].strip()
+        inbox.save(update_fields=["mailgun_signing_key"])
+        messages.success(request, "Mailgun signing key saved.")
+    return redirect("feedback")
+
+
+@account_required(Action.SECRET)
+@require_http_methods(["GET", "POST"])
+def feedback_rotate(request: HttpRequest, account: Account) -> HttpResponse:
+    def rotate() -> None:
+        inbox_rotate(account=account)
+
+    return confirm_then(
+        request,
+        act=rotate,
+        done_message="New webhook URLs made. The old ones answer 404 from now on: update your sending service.",
+        done_url="feedback",
+        page={
+            "title": "Make new webhook URLs?",
+            "body": "The URLs your sending services post to stop working at once; paste the new ones in.",
+            "button": "Make new URLs",
+            "cancel_url": "feedback",
+        },
+    )

@@ -1,0 +1,82 @@
+"""`POST /webhooks/feedback/<provider>/<token>`: a sending service's delivery events (docs/feedback.md).
+
+No key and no session: the token in the URL is the account's secret (rotatable in the portal). A wrong
+token or provider is 404; an event type that says nothing about delivery is counted as ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from feedback import esp
+from feedback.models import FeedbackInbox
+from feedback.services import PROVIDERS, feedback_record
+from lib import outbound
+from lib.errors import DomainError
+
+log = logging.getLogger(__name__)
+
+
+@csrf_exempt  # the secret URL stands in for a session: no cookie, no CSRF token
+@require_POST
+def feedback_webhook(request: HttpRequest, provider: str, token: str) -> HttpResponse:
+    inbox = FeedbackInbox.objects.select_related("account").filter(token=token).first()
+    if provider not in PROVIDERS or inbox is None:
+        return _refused("not_found", "No such webhook.", status=404)
+    try:
+        body = json.loads(request.body)
+        if provider == "ses":
+            return _ses(inbox, body)
+        parsed = _parsed(provider, body, inbox)
+    except ValueError:
+        return _refused("invalid_request", "The body is not JSON.")
+    except DomainError as error:
+        return _refused(error.code, error.message)
+    return JsonResponse(feedback_record(account=inbox.account, reports=parsed).to_dict())
+
+
+def _parsed(provider: str, body: Any, inbox: FeedbackInbox) -> esp.Parsed:
+    now = timezone.now()
+    if provider == "sendgrid":
+        return esp.sendgrid(body, now)
+    if provider == "mailgun":
+        return esp.mailgun(body, now, inbox.mailgun_signing_key)
+    return esp.postmark(body, now)
+
+
+def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
+    """SNS wraps SES's notification; a new subscription is confirmed by fetching its SubscribeURL."""
+    if not isinstance(envelope, dict):
+        raise esp.BadPayload
+    kind = envelope.get("Type")
+    if kind == "SubscriptionConfirmation":
+        return _confirm(envelope.get("SubscribeURL"))
+    if kind != "Notification":
+        return JsonResponse({"accepted": 0, "ignored": 1})
+    parsed = esp.ses(esp.sns_message(envelope), timezone.now())
+    return JsonResponse(feedback_record(account=inbox.account, reports=parsed).to_dict())
+
+
+def _confirm(url: object) -> HttpResponse:
+    """One GET through the outbound client: private addresses refused, no redirects, a timeout."""
+    if not isinstance(url, str):
+        return _refused("invalid_request", "The SubscriptionConfirmation has no SubscribeURL.")
+    try:
+        answer = outbound.get(url, {"User-Agent": "email-verifier feedback"})
+    except outbound.UnsafeUrl as error:
+        return _refused("invalid_request", f"SubscribeURL: {error}")
+    if not answer.ok:
+        log.warning("sns subscription not confirmed: %s %s", answer.status_code, answer.error)
+        return _refused("subscription_not_confirmed", "The SubscribeURL did not answer 2xx.", status=502)
+    return JsonResponse({"accepted": 0, "ignored": 0, "confirmed": True})
+
+
+def _refused(code: str, message: str, *, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message, "param": None}}, status=status)

@@ -1,0 +1,226 @@
+"""POST /webhooks/feedback/<provider>/<token>: each sending service's documented samples (tests/fixtures/feedback)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from feedback.models import FeedbackEvent, FeedbackInbox
+from feedback.services import inbox_of, inbox_rotate, webhook_urls
+from tests.conftest import Persona
+from tests.jobs.conftest import Receiver
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "feedback"
+# Three days ago: within the 365 days a report is kept (the samples' own times are from 2013-2019).
+THEN = timezone.now() - timedelta(days=3)
+RECENT = int(THEN.timestamp())
+RECENT_ISO = THEN.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def sample(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def url_path(persona: Persona, provider: str) -> str:
+    return webhook_urls(persona.account)[provider].split("://", 1)[1].split("/", 1)[1].join(["/", ""])
+
+
+def post(persona: Persona, provider: str, body: Any, **headers: str) -> Any:
+    return Client().post(
+        url_path(persona, provider), data=json.dumps(body), content_type="application/json", headers=headers
+    )
+
+
+def stored(persona: Persona) -> list[tuple[str, str]]:
+    rows = FeedbackEvent.objects.filter(account=persona.account).order_by("outcome")
+    return list(rows.values_list("email", "outcome"))
+
+
+def test_sendgrid_sample_delivered_bounce_dropped_and_spamreport_are_taken_the_rest_ignored(owner: Persona) -> None:
+    events = sample("sendgrid_events.json")
+    for event in events:
+        event["timestamp"] = RECENT
+    response = post(owner, "sendgrid", events)
+    assert response.status_code == 200
+    # Taken: delivered, bounce (type bounce), dropped (Bounced Address), spamreport.
+    # Ignored: processed, deferred, open, unsubscribe.
+    assert response.json() == {"accepted": 4, "ignored": 4}
+    assert stored(owner) == [
+        ("example@test.com", "complaint"),
+        ("example@test.com", "delivered"),
+        ("example@test.com", "hard_bounce"),
+    ]  # the bounce and the drop share one moment: one hard bounce
+
+
+def test_sendgrid_blocked_is_a_soft_bounce(owner: Persona) -> None:
+    events = sample("sendgrid_blocked.json")
+    events[0]["timestamp"] = RECENT
+    assert post(owner, "sendgrid", events).json() == {"accepted": 1, "ignored": 0}
+    assert stored(owner) == [("noemail@this.does.not.exist.tld", "soft_bounce")]
+
+
+def test_old_sample_times_are_ignored_as_over_365_days(owner: Persona) -> None:
+    assert post(owner, "sendgrid", sample("sendgrid_events.json")).json() == {"accepted": 0, "ignored": 8}
+
+
+def test_mailgun_delivered_and_permanent_failure(owner: Persona) -> None:
+    for name in ("mailgun_delivered.json", "mailgun_permanent_failure.json"):
+        body = sample(name)
+        body["event-data"]["timestamp"] = RECENT
+        assert post(owner, "mailgun", body).json() == {"accepted": 1, "ignored": 0}
+    assert stored(owner) == [("alice@example.com", "delivered"), ("alice@example.com", "hard_bounce")]
+
+
+def test_mailgun_temporary_failure_is_a_soft_bounce(owner: Persona) -> None:
+    body = sample("mailgun_permanent_failure.json")
+    body["event-data"].update(timestamp=RECENT, severity="temporary")
+    post(owner, "mailgun", body)
+    assert stored(owner) == [("alice@example.com", "soft_bounce")]
+
+
+def signed(body: dict[str, Any], key: str) -> dict[str, Any]:
+    body = copy.deepcopy(body)
+    timestamp, token = body["signature"]["timestamp"], body["signature"]["token"]
+    body["signature"]["signature"] = hmac.new(key.encode(), (timestamp + token).encode(), hashlib.sha256).hexdigest()
+    return body
+
+
+def test_mailgun_signature_is_checked_once_the_account_sets_its_key(owner: Persona) -> None:
+    inbox = inbox_of(owner.account)
+    inbox.mailgun_signing_key = "key-abc123"
+    inbox.save()
+    body = sample("mailgun_delivered.json")
+    body["event-data"]["timestamp"] = RECENT
+    refused = post(owner, "mailgun", body)  # the documentation's signature, made with another key
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_signature"
+    assert stored(owner) == []
+    assert post(owner, "mailgun", signed(body, "key-abc123")).json() == {"accepted": 1, "ignored": 0}
+
+
+def test_mailgun_signature_is_not_asked_without_a_key(owner: Persona) -> None:
+    body = sample("mailgun_delivered.json")
+    body["event-data"]["timestamp"] = RECENT
+    del body["signature"]
+    assert post(owner, "mailgun", body).json() == {"accepted": 1, "ignored": 0}
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "outcome"),
+    [
+        ("postmark_bounce.json", "BouncedAt", "hard_bounce"),
+        ("postmark_delivery.json", "DeliveredAt", "delivered"),
+        ("postmark_spam_complaint.json", "BouncedAt", "complaint"),
+    ],
+)
+def test_postmark_records(owner: Persona, name: str, field: str, outcome: str) -> None:
+    body = sample(name)
+    body[field] = body[field].replace("2019-11-05", THEN.strftime("%Y-%m-%d"))  # Postmark's 7 fractional digits kept
+    assert post(owner, "postmark", body).json() == {"accepted": 1, "ignored": 0}
+    assert stored(owner) == [("john@example.com", outcome)]
+
+
+def test_postmark_soft_bounce_and_other_records(owner: Persona) -> None:
+    body = sample("postmark_bounce.json") | {"Type": "SoftBounce", "BouncedAt": RECENT_ISO}
+    assert post(owner, "postmark", body).json() == {"accepted": 1, "ignored": 0}
+    assert post(owner, "postmark", {"RecordType": "Open", "Recipient": "john@example.com"}).json() == {
+        "accepted": 0,
+        "ignored": 1,
+    }
+    assert stored(owner) == [("john@example.com", "soft_bounce")]
+
+
+def sns(message: dict[str, Any]) -> dict[str, Any]:
+    return sample("sns_notification_envelope.json") | {"Message": json.dumps(message)}
+
+
+def test_ses_bounce_and_delivery_through_sns(owner: Persona) -> None:
+    bounce, delivery = sample("ses_bounce_message.json"), sample("ses_delivery_message.json")
+    bounce["bounce"]["timestamp"] = RECENT_ISO
+    delivery["delivery"]["timestamp"] = (THEN - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    headers = {"x-amz-sns-message-type": "Notification"}
+    assert post(owner, "ses", sns(bounce), **headers).json() == {"accepted": 1, "ignored": 0}
+    assert post(owner, "ses", sns(delivery), **headers).json() == {"accepted": 1, "ignored": 0}
+    assert stored(owner) == [("jane@example.com", "delivered"), ("jane@example.com", "hard_bounce")]
+
+
+def test_ses_transient_bounce_and_complaint(owner: Persona) -> None:
+    bounce = sample("ses_bounce_message.json")
+    bounce["bounce"].update(timestamp=RECENT_ISO, bounceType="Transient")
+    complaint = {
+        "notificationType": "Complaint",
+        "complaint": {"complainedRecipients": [{"emailAddress": "richard@example.com"}], "timestamp": RECENT_ISO},
+        "mail": bounce["mail"],
+    }
+    post(owner, "ses", sns(bounce))
+    post(owner, "ses", sns(complaint))
+    assert stored(owner) == [("richard@example.com", "complaint"), ("jane@example.com", "soft_bounce")]
+
+
+def test_sns_subscription_is_confirmed_through_the_outbound_client(owner: Persona, receiver: Receiver) -> None:
+    confirmation = sample("sns_subscription_confirmation.json")
+    query = confirmation["SubscribeURL"].split("?", 1)[1]
+    confirmation["SubscribeURL"] = f"{receiver.url}?{query}"
+    response = post(owner, "ses", confirmation, **{"x-amz-sns-message-type": "SubscriptionConfirmation"})
+    assert response.status_code == 200
+    assert response.json()["confirmed"] is True
+    [call] = receiver.received
+    assert call.method == "GET" and call.path.startswith("/hooks/bulk?Action=ConfirmSubscription&TopicArn=")
+
+
+def test_sns_confirmation_to_a_private_address_is_refused(owner: Persona, settings: Any) -> None:
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = False
+    confirmation = sample("sns_subscription_confirmation.json") | {"SubscribeURL": "http://127.0.0.1:9/confirm"}
+    response = post(owner, "ses", confirmation)
+    assert response.status_code == 400
+    assert "private" in response.json()["error"]["message"]
+
+
+def test_a_wrong_token_or_provider_is_404_and_stores_nothing(owner: Persona) -> None:
+    body = sample("postmark_delivery.json") | {"DeliveredAt": RECENT_ISO}
+    good = url_path(owner, "postmark")
+    for path in (good[:-1] + "x", good.replace("/postmark/", "/mandrill/")):
+        response = Client().post(path, data=json.dumps(body), content_type="application/json")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
+    assert stored(owner) == []
+
+
+def test_a_rotated_token_is_404_and_the_new_one_works(owner: Persona) -> None:
+    body = sample("postmark_delivery.json") | {"DeliveredAt": RECENT_ISO}
+    old = url_path(owner, "postmark")
+    inbox_rotate(account=owner.account)
+    assert Client().post(old, data=json.dumps(body), content_type="application/json").status_code == 404
+    assert post(owner, "postmark", body).status_code == 200
+
+
+def test_each_account_has_its_own_urls(owner: Persona, outsider: Persona) -> None:
+    assert webhook_urls(owner.account)["sendgrid"] != webhook_urls(outsider.account)["sendgrid"]
+    body = sample("postmark_delivery.json") | {"DeliveredAt": RECENT_ISO}
+    post(outsider, "postmark", body)
+    assert stored(owner) == [] and stored(outsider) == [("john@example.com", "delivered")]
+
+
+def test_a_body_that_is_not_json_or_not_the_format_is_400(owner: Persona) -> None:
+    path = url_path(owner, "sendgrid")
+    assert Client().post(path, data="{", content_type="application/json").status_code == 400
+    assert post(owner, "sendgrid", {"event": "delivered"}).status_code == 400
+    assert post(owner, "mailgun", [1, 2]).status_code == 400
+
+
+def test_the_urls_are_in_get_v1_account(owner: Persona) -> None:
+    urls = owner.get("/v1/account").json()["feedback_webhooks"]
+    assert sorted(urls) == ["mailgun", "postmark", "sendgrid", "ses"]
+    assert urls == webhook_urls(owner.account)
+    assert urls["sendgrid"].endswith(
+        "/webhooks/feedback/sendgrid/" + FeedbackInbox.objects.get(account=owner.account).token
+    )

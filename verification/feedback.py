@@ -1,0 +1,93 @@
+"""Reported outcomes applied to verdicts (docs/feedback.md): the store's evidence, the engine's rules.
+
+Applied on every answer, after the verdict cache: the cache keeps what the engine said, so a report
+made after a verdict was cached changes the next answer, not one a day later.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, QuerySet
+from django.utils import timezone
+
+from accounts.models import Membership
+from feedback.models import FeedbackEvent, Outcome
+from verification.engine import SubStatus, Verdict
+from verification.engine.feedback import (
+    OWN_EFFECT,
+    Row,
+    deliverability_applied,
+    domain_counts,
+    estimate,
+    evidence_from,
+    feedback_applied,
+    pooled_rate,
+)
+from verification.engine.verdict import Deliverability
+from verification.models import CatchAllAnswer
+
+_LOOKUP_BATCH = 500
+
+
+def verdicts_with_feedback(*, account_id: int, verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts as this account should see them: its own reports and shared hard bounces applied,
+    and every catch-all verdict with its deliverability estimate."""
+    emails = [v.email for v in verdicts if v.checks.syntax_valid]
+    now = timezone.now()
+    evidence = evidence_from(_rows(emails, now - OWN_EFFECT), account_id=account_id, now=now, members=_members)
+    judged = [feedback_applied(verdict, evidence.get(verdict.email)) for verdict in verdicts]
+    catch_all = {_domain(v.email) for v in judged if v.sub_status is SubStatus.CATCH_ALL}
+    if not catch_all:
+        return judged
+    estimates = domain_estimates(catch_all)
+    return [deliverability_applied(v, estimates.get(_domain(v.email))) for v in judged]
+
+
+def _domain(email: str) -> str:
+    return email.rsplit("@", 1)[-1]
+
+
+def _rows(emails: list[str], since: datetime) -> Iterator[Row]:
+    distinct = sorted(set(emails))
+    for start in range(0, len(distinct), _LOOKUP_BATCH):
+        chunk = distinct[start : start + _LOOKUP_BATCH]
+        yield from FeedbackEvent.objects.deciding(chunk, since).values_list(
+            "email", "account_id", "outcome", "occurred_at"
+        )
+
+
+def _members(accounts: Collection[int]) -> dict[int, frozenset[int]]:
+    found: dict[int, set[int]] = defaultdict(set)
+    for account, user in Membership.objects.filter(account_id__in=list(accounts)).values_list("account_id", "user_id"):
+        found[account].add(user)
+    return {account: frozenset(users) for account, users in found.items()}
+
+
+def domain_estimates(domains: Collection[str]) -> dict[str, Deliverability]:
+    """Each catch-all domain's deliverability: its delivered and hard-bounced addresses as reported by
+    every account (each account's share capped), shrunk toward the global catch-all rate."""
+    counts = _domain_counts(list(domains))
+    prior = global_catch_all_rate()
+    return {domain: estimate(*counts.get(domain, (0, 0)), prior) for domain in domains}
+
+
+def _domain_counts(domains: Collection[str] | QuerySet[Any, Any]) -> dict[str, tuple[int, int]]:
+    rows = (
+        FeedbackEvent.objects.filter(domain__in=domains, outcome__in=[Outcome.DELIVERED, Outcome.HARD_BOUNCE])
+        .values_list("domain", "account_id", "outcome")
+        .annotate(addresses=Count("email", distinct=True))
+        .order_by()
+    )
+    return domain_counts(rows)
+
+
+def global_catch_all_rate() -> float:
+    """The delivered share of every reported outcome on domains known to be catch-all, shrunk toward the
+    operator's default (FEEDBACK_CATCH_ALL_PRIOR) while there are few."""
+    counts = _domain_counts(CatchAllAnswer.objects.filter(accepts_any=True).values("domain"))  # one query
+    return pooled_rate(counts.values(), settings.FEEDBACK_CATCH_ALL_PRIOR)
