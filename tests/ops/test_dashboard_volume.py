@@ -88,9 +88,9 @@ def job_rows(first_account: int) -> None:
     run(
         f"INSERT INTO {sql.table(Job)} (id, account_id, status, callback_url, input_name, result_name, total,"
         f" processed, valid, invalid, risky, unknown, partial, failure_reason, created_at, completed_at,"
-        f" original_name, columns, breakdown)"
+        f" original_name, columns, breakdown, notify_email)"
         f" SELECT 'job_volume_' || i, {first_account} + i % {ACCOUNTS}, {status}, '', 'x.csv', '', 100,"
-        f" 100, 60, 20, 10, 10, {sql_false()}, '', {seconds_ago('i * 300 + 60')}, {done}, '', '[]', '{{}}'"
+        f" 100, 60, 20, 10, 10, {sql_false()}, '', {seconds_ago('i * 300 + 60')}, {done}, '', '[]', '{{}}', ''"
         f" FROM ({series(JOBS)}) AS n"
     )
 
