@@ -32,7 +32,8 @@ class SecondFactorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if half_signed_in(request) and _is_page(request):
+        # The path first: the API, probes and static files never load the user or its devices.
+        if not request.path.startswith(_NOT_PAGES) and half_signed_in(request) and not _open_while_pending(request):
             return second_step(request)
         return self.get_response(request)
 
@@ -53,10 +54,8 @@ def second_step(request: HttpRequest) -> HttpResponse:
     return redirect("login-code")
 
 
-def _is_page(request: HttpRequest) -> bool:
-    if request.path.startswith(_NOT_PAGES):
-        return False
+def _open_while_pending(request: HttpRequest) -> bool:
     try:
-        return resolve(request.path_info).url_name not in _OPEN_WHILE_PENDING
+        return resolve(request.path_info).url_name in _OPEN_WHILE_PENDING
     except Resolver404:
-        return True
+        return False

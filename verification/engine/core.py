@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
 
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.syntax import normalise, parse
-from verification.engine.verdict import Checks, Status, SubStatus, Verdict, classify
+from verification.engine.verdict import Status, SubStatus, Verdict, classify, plain_checks
 
 logger = logging.getLogger(__name__)
 
@@ -70,26 +69,15 @@ def verdicts_isolated(
     ]
 
 
-_NOTHING_CHECKED = Checks(
-    syntax_valid=False,
-    domain_valid=False,
-    mx_found=False,
-    smtp_valid=None,
-    is_disposable=False,
-    is_role_based=False,
-    is_catch_all=None,
-    is_free_provider=False,
-)
-
-
 def failed_verdict(raw_email: str, *, mode: str) -> Verdict:
     """`unknown` / `verification_failed`: what judging this row found before it failed is not
     trusted, so every check says no more than its syntax (and that only when it can be read)."""
     email = raw_email.strip().lower()
     try:
-        checks = replace(_NOTHING_CHECKED, syntax_valid=parse(normalise(raw_email)) is not None)
+        syntax_valid = parse(normalise(raw_email)) is not None
     except Exception:
-        checks = _NOTHING_CHECKED
+        syntax_valid = False
+    checks = plain_checks(syntax_valid, False, False, False, False, False)
     return Verdict(
         email=email,
         is_valid=False,

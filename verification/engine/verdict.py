@@ -168,7 +168,7 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
     sub_status = _rule(address, answer, disposable=throwaway, role=role)
     status, is_valid, confidence, score = _OUTCOMES[sub_status]
     decided_by_dns = address is not None and answer is not None and answer.status is not DomainStatus.FAILURE
-    checks = _checks(
+    checks = plain_checks(
         address is not None,
         decided_by_dns and answer is not None and answer.exists,
         decided_by_dns and answer is not None and answer.mx_found,
@@ -191,7 +191,9 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
 
 
 @functools.cache
-def _checks(syntax_valid: bool, domain_valid: bool, mx_found: bool, disposable: bool, role: bool, free: bool) -> Checks:
+def plain_checks(
+    syntax_valid: bool, domain_valid: bool, mx_found: bool, disposable: bool, role: bool, free: bool
+) -> Checks:
     """Checks are immutable and only 64 differ: one object each, rather than one built per row."""
     return Checks(
         syntax_valid=syntax_valid,
