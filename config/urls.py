@@ -6,9 +6,8 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
-from accounts.apis import AccountApi
+from accounts.apis import AccountApi, KeyApi, KeyListApi
 from apikit.exceptions import api_not_found, reads_only
-from apikit.key_endpoints import KeyApi, KeyListApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
