@@ -17,6 +17,7 @@ from django.utils import timezone
 from feedback.models import FeedbackEvent, FeedbackInbox
 from feedback.services import inbox_of, inbox_rotate, webhook_urls
 from tests.conftest import Persona
+from tests.feedback.conftest import SnsSigner
 from tests.jobs.conftest import Receiver
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "feedback"
@@ -146,21 +147,22 @@ def test_postmark_soft_bounce_and_other_records(owner: Persona) -> None:
     assert stored(owner) == [("john@example.com", "soft_bounce")]
 
 
-def sns(message: dict[str, Any]) -> dict[str, Any]:
-    return sample("sns_notification_envelope.json") | {"Message": json.dumps(message)}
+def sns(signer: SnsSigner, message: dict[str, Any]) -> dict[str, Any]:
+    """The documentation's SNS envelope around `message`, signed as SNS signs (tests/feedback/conftest.py)."""
+    return signer.sign(sample("sns_notification_envelope.json") | {"Message": json.dumps(message)})
 
 
-def test_ses_bounce_and_delivery_through_sns(owner: Persona) -> None:
+def test_ses_bounce_and_delivery_through_sns(owner: Persona, sns_signer: SnsSigner) -> None:
     bounce, delivery = sample("ses_bounce_message.json"), sample("ses_delivery_message.json")
     bounce["bounce"]["timestamp"] = RECENT_ISO
     delivery["delivery"]["timestamp"] = (THEN - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     headers = {"x-amz-sns-message-type": "Notification"}
-    assert post(owner, "ses", sns(bounce), **headers).json() == {"accepted": 1, "ignored": 0}
-    assert post(owner, "ses", sns(delivery), **headers).json() == {"accepted": 1, "ignored": 0}
+    assert post(owner, "ses", sns(sns_signer, bounce), **headers).json() == {"accepted": 1, "ignored": 0}
+    assert post(owner, "ses", sns(sns_signer, delivery), **headers).json() == {"accepted": 1, "ignored": 0}
     assert stored(owner) == [("jane@example.com", "delivered"), ("jane@example.com", "hard_bounce")]
 
 
-def test_ses_transient_bounce_and_complaint(owner: Persona) -> None:
+def test_ses_transient_bounce_and_complaint(owner: Persona, sns_signer: SnsSigner) -> None:
     bounce = sample("ses_bounce_message.json")
     bounce["bounce"].update(timestamp=RECENT_ISO, bounceType="Transient")
     complaint = {
@@ -168,15 +170,17 @@ def test_ses_transient_bounce_and_complaint(owner: Persona) -> None:
         "complaint": {"complainedRecipients": [{"emailAddress": "richard@example.com"}], "timestamp": RECENT_ISO},
         "mail": bounce["mail"],
     }
-    post(owner, "ses", sns(bounce))
-    post(owner, "ses", sns(complaint))
+    post(owner, "ses", sns(sns_signer, bounce))
+    post(owner, "ses", sns(sns_signer, complaint))
     assert stored(owner) == [("richard@example.com", "complaint"), ("jane@example.com", "soft_bounce")]
 
 
-def test_sns_subscription_is_confirmed_through_the_outbound_client(owner: Persona, receiver: Receiver) -> None:
+def test_sns_subscription_is_confirmed_through_the_outbound_client(
+    owner: Persona, receiver: Receiver, sns_signer: SnsSigner
+) -> None:
     confirmation = sample("sns_subscription_confirmation.json")
     query = confirmation["SubscribeURL"].split("?", 1)[1]
-    confirmation["SubscribeURL"] = f"{receiver.url}?{query}"
+    confirmation = sns_signer.sign(confirmation | {"SubscribeURL": f"{receiver.url}?{query}"})
     response = post(owner, "ses", confirmation, **{"x-amz-sns-message-type": "SubscriptionConfirmation"})
     assert response.status_code == 200
     assert response.json()["confirmed"] is True
@@ -184,10 +188,12 @@ def test_sns_subscription_is_confirmed_through_the_outbound_client(owner: Person
     assert call.method == "GET" and call.path.startswith("/hooks/bulk?Action=ConfirmSubscription&TopicArn=")
 
 
-def test_sns_confirmation_to_a_private_address_is_refused(owner: Persona, settings: Any) -> None:
-    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = False
+def test_sns_confirmation_to_a_private_address_is_refused(owner: Persona, settings: Any, sns_signer: SnsSigner) -> None:
     confirmation = sample("sns_subscription_confirmation.json") | {"SubscribeURL": "http://127.0.0.1:9/confirm"}
-    response = post(owner, "ses", confirmation)
+    # The certificate is fetched (from loopback) and cached by a first message; then loopback is refused.
+    assert post(owner, "ses", sns(sns_signer, {"notificationType": "Open"})).status_code == 200
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = False
+    response = post(owner, "ses", sns_signer.sign(confirmation))
     assert response.status_code == 400
     assert "private" in response.json()["error"]["message"]
 
