@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.core.cache import cache
+from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from accounts.models import Membership
@@ -34,6 +35,7 @@ from verification.engine.verdict import Deliverability
 from verification.models import CatchAllAnswer
 
 _LOOKUP_BATCH = 500
+GLOBAL_RATE_SECONDS = 600
 
 
 def verdicts_with_feedback(*, account_id: int, verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -93,7 +95,21 @@ def _rows_by_domain(domains: Collection[str] | QuerySet[Any, Any]) -> list[tuple
 def global_catch_all_rate() -> float:
     """The delivered share of every reported outcome on domains known to be catch-all (as an account that
     reported none sees them, each reporter's weight capped), shrunk toward the operator's default
-    (FEEDBACK_CATCH_ALL_PRIOR) while there are few."""
+    (FEEDBACK_CATCH_ALL_PRIOR) while there are few.
+
+    It reads every such report, so it is cached (GLOBAL_RATE_SECONDS) under the newest report's id: a new
+    report is counted at the next answer; a domain newly found catch-all, or reports pruned, within
+    GLOBAL_RATE_SECONDS."""
+    newest = FeedbackEvent.objects.aggregate(newest=Max("pk"))["newest"] or 0  # the primary key's index alone
+    key = f"feedback:global-catch-all-rate:{settings.FEEDBACK_CATCH_ALL_PRIOR}:{newest}"
+    rate = cache.get(key)
+    if not isinstance(rate, float):
+        rate = _global_catch_all_rate()
+        cache.set(key, rate, GLOBAL_RATE_SECONDS)
+    return rate
+
+
+def _global_catch_all_rate() -> float:
     rows = _rows_by_domain(CatchAllAnswer.objects.filter(accepts_any=True).values("domain"))  # one query
     counts = global_counts(rows, reporter_of=_reporters(rows))
     return pooled_rate(counts, settings.FEEDBACK_CATCH_ALL_PRIOR)

@@ -9,11 +9,15 @@ from typing import Any
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Membership, Role
 from tests.conftest import Persona, make_persona, sandboxed
 from tests.jobs.conftest import upload
+from verification.feedback import global_catch_all_rate
+from verification.models import CatchAllAnswer
 
 
 def report(persona: Persona, email: str, outcome: str, when: Any = None) -> None:
@@ -180,3 +184,17 @@ def test_bulk_rows_follow_feedback(owner: Persona, run_tasks: Any) -> None:
 
 def test_a_fresh_account_has_no_feedback(db: None) -> None:
     assert verdict(make_persona(plan_code="starter"), "jane@good.com")["feedback"] is None
+
+
+def test_the_global_rate_is_read_once_and_a_new_report_counts_at_the_next_answer(
+    owner: Persona, outsider: Persona
+) -> None:
+    CatchAllAnswer.objects.store_many({"acme.example": True})
+    before = global_catch_all_rate()
+    with CaptureQueriesContext(connection) as queries:
+        assert global_catch_all_rate() == before
+    # The newest report's id (and, with the database cache, the cache's row); never the reports themselves.
+    assert not [q for q in queries if "COUNT(DISTINCT" in q["sql"].upper()]
+    events = [{"email": f"gone{n}@acme.example", "outcome": "hard_bounce"} for n in range(5)]
+    assert outsider.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 5
+    assert global_catch_all_rate() < before
