@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from accounts.models import Membership
@@ -35,6 +35,8 @@ from verification.engine.verdict import Deliverability
 from verification.models import CatchAllAnswer
 
 _LOOKUP_BATCH = 500
+# How long a refreshed global rate is believed: ten refreshes' worth, so a stopped worker shows as a
+# recomputation in an answer, never as a rate frozen for good.
 GLOBAL_RATE_SECONDS = 600
 
 
@@ -97,15 +99,23 @@ def global_catch_all_rate() -> float:
     reported none sees them, each reporter's weight capped), shrunk toward the operator's default
     (FEEDBACK_CATCH_ALL_PRIOR) while there are few.
 
-    It reads every such report, so it is cached (GLOBAL_RATE_SECONDS) under the newest report's id: a new
-    report is counted at the next answer; a domain newly found catch-all, or reports pruned, within
-    GLOBAL_RATE_SECONDS."""
-    newest = FeedbackEvent.objects.aggregate(newest=Max("pk"))["newest"] or 0  # the primary key's index alone
-    key = f"feedback:global-catch-all-rate:{settings.FEEDBACK_CATCH_ALL_PRIOR}:{newest}"
-    rate = cache.get(key)
-    if not isinstance(rate, float):
-        rate = _global_catch_all_rate()
-        cache.set(key, rate, GLOBAL_RATE_SECONDS)
+    It reads every such report (about a second with 200,000 of them), so answers never compute it:
+    they read the value `global_catch_all_rate_refresh` keeps in the cache, every minute, on the
+    workers. Only a cold cache (a fresh deployment, before the first refresh) computes it in the
+    answer. One report moves it by at most its reporter's capped weight, so a minute's delay changes
+    nothing a customer could see."""
+    rate = cache.get(_global_rate_key())
+    return rate if isinstance(rate, float) else global_catch_all_rate_refresh()
+
+
+def _global_rate_key() -> str:
+    return f"feedback:global-catch-all-rate:{settings.FEEDBACK_CATCH_ALL_PRIOR}"
+
+
+def global_catch_all_rate_refresh() -> float:
+    """Computes the global rate and keeps it (the per-minute schedule of verification/queue.py)."""
+    rate = _global_catch_all_rate()
+    cache.set(_global_rate_key(), rate, GLOBAL_RATE_SECONDS)
     return rate
 
 
