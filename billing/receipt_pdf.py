@@ -1,0 +1,83 @@
+"""A receipt as a PDF file a finance team can file (docs/portal.md, "Billing"): the same facts as
+the receipt page (billing/receipts.py), laid out with fpdf2 (pure Python, no system libraries).
+
+fpdf2's built-in Helvetica holds Windows-1252 (Western European) characters only; a billing name
+or address in another script prints its other characters as "?" here, and in full on the page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fpdf import FPDF
+from fpdf.enums import XPos, YPos
+
+from billing.models import Payment
+from billing.receipts import receipt_context
+
+LINE = 6  # mm between lines
+NEXT_LINE = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
+
+
+def latin(text: str) -> str:
+    return text.encode("cp1252", "replace").decode("cp1252")
+
+
+def receipt_pdf(payment: Payment) -> bytes:
+    """The receipt of a succeeded payment: its number, date, seller, who it is made out to, what was bought and the amount."""
+    facts = receipt_context(payment)
+    pdf = FPDF(format="A4")
+    pdf.set_title(latin(f"Receipt {payment.number}"))
+    pdf.set_author(latin(facts["seller"]))
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 20)
+    pdf.cell(0, 12, "Receipt", **NEXT_LINE)
+    _facts(pdf, payment)
+    _parties(pdf, facts)
+    _lines(pdf, payment)
+    pdf.set_font("Helvetica", "", 9)
+    pdf.cell(0, LINE, latin(f"Questions about this payment: {facts['contact_email']}"), **NEXT_LINE)
+    return bytes(pdf.output())
+
+
+def _facts(pdf: FPDF, payment: Payment) -> None:
+    paid_by = "Card (automatic top-up)" if payment.off_session else "Card"
+    for label, value in (
+        ("Receipt number", payment.number),
+        ("Date paid", f"{payment.created_at:%-d %B %Y}"),
+        ("Paid by", paid_by),
+    ):
+        pdf.set_font("Helvetica", "B", 10)
+        pdf.cell(40, LINE, label)
+        pdf.set_font("Helvetica", "", 10)
+        pdf.cell(0, LINE, latin(value), **NEXT_LINE)
+    pdf.ln(LINE)
+
+
+def _parties(pdf: FPDF, facts: dict[str, Any]) -> None:
+    details, payment = facts["details"], facts["payment"]
+    billed_to = [details.name, *details.address.splitlines()]
+    if details.tax_id:
+        billed_to.append(f"Tax number: {details.tax_id}")
+    billed_to.append(payment.account.email)
+    for heading, lines in (("From", [facts["seller"], facts["contact_email"]]), ("Billed to", billed_to)):
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.cell(0, LINE, heading, **NEXT_LINE)
+        pdf.set_font("Helvetica", "", 10)
+        for line in filter(None, (line.strip() for line in lines)):
+            pdf.multi_cell(0, LINE, latin(line), **NEXT_LINE)
+        pdf.ln(LINE / 2)
+    pdf.ln(LINE / 2)
+
+
+def _lines(pdf: FPDF, payment: Payment) -> None:
+    amount_width = 40
+    pdf.set_font("Helvetica", "B", 10)
+    pdf.cell(pdf.epw - amount_width, LINE + 2, "Description", border="B")
+    pdf.cell(amount_width, LINE + 2, "Amount", border="B", align="R", **NEXT_LINE)
+    pdf.set_font("Helvetica", "", 10)
+    pdf.cell(pdf.epw - amount_width, LINE + 2, latin(payment.description))
+    pdf.cell(amount_width, LINE + 2, payment.amount, align="R", **NEXT_LINE)
+    pdf.set_font("Helvetica", "B", 10)
+    pdf.cell(pdf.epw - amount_width, LINE + 2, f"Total paid ({payment.currency.upper()})", border="T")
+    pdf.cell(amount_width, LINE + 2, payment.amount, border="T", align="R", **NEXT_LINE)
+    pdf.ln(LINE)
