@@ -15,7 +15,6 @@ from billing.models import Payment
 from billing.receipts import receipt_context
 
 LINE = 6  # mm between lines
-NEXT_LINE = {"new_x": XPos.LMARGIN, "new_y": YPos.NEXT}
 
 
 def latin(text: str) -> str:
@@ -23,19 +22,21 @@ def latin(text: str) -> str:
 
 
 def receipt_pdf(payment: Payment) -> bytes:
-    """The receipt of a succeeded payment: its number, date, seller, who it is made out to, what was bought and the amount."""
+    """A succeeded payment's receipt: number, date, seller, who it is made out to, what was bought, amount."""
     facts = receipt_context(payment)
     pdf = FPDF(format="A4")
     pdf.set_title(latin(f"Receipt {payment.number}"))
     pdf.set_author(latin(facts["seller"]))
     pdf.add_page()
     pdf.set_font("Helvetica", "B", 20)
-    pdf.cell(0, 12, "Receipt", **NEXT_LINE)
+    pdf.cell(0, 12, "Receipt", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     _facts(pdf, payment)
     _parties(pdf, facts)
     _lines(pdf, payment)
     pdf.set_font("Helvetica", "", 9)
-    pdf.cell(0, LINE, latin(f"Questions about this payment: {facts['contact_email']}"), **NEXT_LINE)
+    pdf.cell(
+        0, LINE, latin(f"Questions about this payment: {facts['contact_email']}"), new_x=XPos.LMARGIN, new_y=YPos.NEXT
+    )
     return bytes(pdf.output())
 
 
@@ -49,7 +50,7 @@ def _facts(pdf: FPDF, payment: Payment) -> None:
         pdf.set_font("Helvetica", "B", 10)
         pdf.cell(40, LINE, label)
         pdf.set_font("Helvetica", "", 10)
-        pdf.cell(0, LINE, latin(value), **NEXT_LINE)
+        pdf.cell(0, LINE, latin(value), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.ln(LINE)
 
 
@@ -61,10 +62,10 @@ def _parties(pdf: FPDF, facts: dict[str, Any]) -> None:
     billed_to.append(payment.account.email)
     for heading, lines in (("From", [facts["seller"], facts["contact_email"]]), ("Billed to", billed_to)):
         pdf.set_font("Helvetica", "B", 11)
-        pdf.cell(0, LINE, heading, **NEXT_LINE)
+        pdf.cell(0, LINE, heading, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
         pdf.set_font("Helvetica", "", 10)
         for line in filter(None, (line.strip() for line in lines)):
-            pdf.multi_cell(0, LINE, latin(line), **NEXT_LINE)
+            pdf.multi_cell(0, LINE, latin(line), new_x=XPos.LMARGIN, new_y=YPos.NEXT)
         pdf.ln(LINE / 2)
     pdf.ln(LINE / 2)
 
@@ -73,11 +74,11 @@ def _lines(pdf: FPDF, payment: Payment) -> None:
     amount_width = 40
     pdf.set_font("Helvetica", "B", 10)
     pdf.cell(pdf.epw - amount_width, LINE + 2, "Description", border="B")
-    pdf.cell(amount_width, LINE + 2, "Amount", border="B", align="R", **NEXT_LINE)
+    pdf.cell(amount_width, LINE + 2, "Amount", border="B", align="R", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.set_font("Helvetica", "", 10)
     pdf.cell(pdf.epw - amount_width, LINE + 2, latin(payment.description))
-    pdf.cell(amount_width, LINE + 2, payment.amount, align="R", **NEXT_LINE)
+    pdf.cell(amount_width, LINE + 2, payment.amount, align="R", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.set_font("Helvetica", "B", 10)
     pdf.cell(pdf.epw - amount_width, LINE + 2, f"Total paid ({payment.currency.upper()})", border="T")
-    pdf.cell(amount_width, LINE + 2, payment.amount, border="T", align="R", **NEXT_LINE)
+    pdf.cell(amount_width, LINE + 2, payment.amount, border="T", align="R", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.ln(LINE)

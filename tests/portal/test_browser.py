@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connections
