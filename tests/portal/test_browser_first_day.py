@@ -37,10 +37,10 @@ from tests.portal.test_browser import (  # noqa: F401
 from tests.support.localstripe import CARD_OK
 
 if CHROMIUM.exists() or IN_CI:
-    from playwright.sync_api import Page, expect
+    from playwright.sync_api import Page, ViewportSize, expect
 
 IMAGES = ROOT / "docs" / "images" / "first-day"
-SCREENS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+SCREENS: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 EMAIL = "maria@shop.example.com"
 NEWSLETTER = "email,first_name\nann@good.com,Ann\nbob@nullmx.com,Bob\ninfo@good.com,Info\ncid@good.com,Cid\n"
 
@@ -87,7 +87,7 @@ def sign_up_and_confirm(walk: Walk) -> None:
     expect(page.locator("#credit-balance")).to_have_text("0")  # the free credits come with the link
     walk.step("03-dashboard-unconfirmed")
     [confirmation] = [message for message in mail.outbox if message.to == [EMAIL]]
-    link = re.search(r"http://\S+/signup/confirm/\S+", confirmation.body)
+    link = re.search(r"http://\S+/signup/confirm/\S+", str(confirmation.body))
     assert link is not None
     page.goto(link.group())
     expect(page.locator("[data-confirmed]")).to_be_visible()
