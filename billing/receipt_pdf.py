@@ -1,8 +1,9 @@
 """A receipt as a PDF file a finance team can file (docs/portal.md, "Billing"): the same facts as
 the receipt page (billing/receipts.py), laid out with fpdf2 (pure Python, no system libraries).
 
-fpdf2's built-in Helvetica holds Windows-1252 (Western European) characters only; a billing name
-or address in another script prints its other characters as "?" here, and in full on the page."""
+fpdf2's built-in Helvetica holds Windows-1252 characters only (Western European letters, €, dashes,
+curly quotes), the encoding fpdf2 declares for it; a billing name or address in another script
+prints its other characters as "?" here (rather than failing), and in full on the page."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def receipt_pdf(payment: Payment) -> bytes:
     """A succeeded payment's receipt: number, date, seller, who it is made out to, what was bought, amount."""
     facts = receipt_context(payment)
     pdf = FPDF(format="A4")
+    pdf.core_fonts_encoding = "cp1252"  # what fpdf2 declares its core fonts in (WinAnsiEncoding); latin-1 lacks — ’ €
     pdf.set_title(latin(f"Receipt {payment.number}"))
     pdf.set_author(latin(facts["seller"]))
     pdf.add_page()

@@ -116,6 +116,18 @@ def test_the_receipt_downloads_as_a_pdf_with_the_same_facts(owner: Any, stripe_l
         assert fact in text
 
 
+def test_a_billing_name_beyond_the_pdf_fonts_letters_prints_question_marks_not_an_error(
+    owner: Any, stripe_live: LocalStripe
+) -> None:
+    client = bought(owner, stripe_live)
+    client.post("/billing/details", {"name": "Maria’s — 株式会社", "address": "Tokyo", "tax_id": ""})
+    payment = Payment.objects.get(account=owner.account)
+    response = client.get(f"/billing/receipts/{payment.pk}.pdf")
+    assert response.status_code == 200
+    assert "Maria’s — ????" in PdfReader(BytesIO(response.content)).pages[0].extract_text()
+    assert "Maria’s — 株式会社" in client.get(f"/billing/receipts/{payment.pk}").content.decode()
+
+
 def test_anothers_receipt_pdf_is_404(owner: Any, outsider: Any, stripe_live: LocalStripe) -> None:
     bought(owner, stripe_live)
     payment = Payment.objects.get(account=owner.account)
