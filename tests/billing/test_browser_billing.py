@@ -81,7 +81,7 @@ def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
     snap(page, "billing-01-card")
     page.get_by_role("button", name="Pay $70").click()
     expect(page).to_have_url(re.compile(r"/dashboard$"))
-    expect(page.locator("#credit-balance")).to_have_text("10000")
+    expect(page.locator("#credit-balance")).to_have_text("10,000")
     expect(page.get_by_text("10,000 credits added ($70.00)")).to_be_visible()
 
     page.get_by_role("link", name="Verify", exact=True).click()
@@ -100,7 +100,7 @@ def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
     expect(page.get_by_text("You are on Starter now.")).to_be_visible()
     expect(page.locator("[data-renewal-date]")).to_contain_text("Renews on")
     expect(page.locator("[data-plan-name]")).to_have_text("Starter")
-    expect(page.locator("[data-credit-balance]")).to_have_text("14999")
+    expect(page.locator("[data-credit-balance]")).to_have_text("14,999")
     # localstripe delivers the invoice's event too, a second later: already granted, so nothing more.
     wait_for(lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded").exists())
     assert StripeEvent.objects.get(type="invoice.payment_succeeded").outcome == "already"

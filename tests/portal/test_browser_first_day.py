@@ -121,7 +121,7 @@ def buy_a_pack(walk: Walk) -> None:
     walk.step("08-card")
     page.get_by_role("button", name="Pay $10").click()
     expect(page).to_have_url(re.compile(r"/dashboard$"))
-    expect(page.locator("#credit-balance")).to_have_text("1100")
+    expect(page.locator("#credit-balance")).to_have_text("1,100")
     walk.step("09-dashboard-paid")
 
 
