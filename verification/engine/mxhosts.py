@@ -1,5 +1,11 @@
 """An MX host's addresses (A, then AAAA), asked of the configured nameservers, never of the
-system's name lookup (getaddrinfo): a host name read from DNS is resolved by DNS alone."""
+system's name lookup (getaddrinfo): a host name read from DNS is resolved by DNS alone.
+
+A host lookup may take up to HOST_LOOKUP_SECONDS, asked again every `timeout` meanwhile, however
+short the domain lookups' lifetime (VERIFIER_DNS_LIFETIME, tuned for a bulk chunk's thousands of
+domains): an MX host whose A answer comes late is not the same as one with no address, and taking
+it for one would hand its recipients to a backup host (or answer them smtp_unreachable) for a
+lost UDP packet. A lookup runs once per host and batch, beside sessions that take seconds."""
 
 from __future__ import annotations
 
@@ -14,6 +20,9 @@ import dns.resolver
 from verification.engine.dns import ResolverConfig, parse_nameserver, system_nameservers
 from verification.engine.smtp_scheduling import HostResolver
 
+# The least time a host lookup may take (retries included), whatever VERIFIER_DNS_LIFETIME says.
+HOST_LOOKUP_SECONDS = 3.0
+
 
 def host_resolver(config: ResolverConfig) -> HostResolver:
     """A cached lookup of MX hosts' addresses for one batch of sessions."""
@@ -21,7 +30,7 @@ def host_resolver(config: ResolverConfig) -> HostResolver:
     servers = [parse_nameserver(spec) for spec in specs] if specs else list(system_nameservers())
     resolver = dns.asyncresolver.Resolver(configure=False)
     resolver.nameservers = [dns.nameserver.Do53Nameserver(address, port) for address, port in servers]
-    resolver.timeout, resolver.lifetime = config.timeout, config.lifetime
+    resolver.timeout, resolver.lifetime = config.timeout, max(config.lifetime, HOST_LOOKUP_SECONDS)
     found: dict[str, asyncio.Task[list[str]]] = {}
 
     async def addresses(host: str) -> list[str]:
