@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.deep import DEEP_JOB, DEEP_LARGE, DEEP_MACHINES, FAST_BESIDE
+from bench.deep import DEEP_JOB, DEEP_LARGE, DEEP_MACHINES, DEEP_PEER, FAST_BESIDE
 from bench.fairness import FAIRNESS_BIG, FAIRNESS_SMALL, ISOLATION_BUSY, ISOLATION_IDLE
 from bench.probe import CRASH, LOAD, MONEY
 from bench.results import Measurement
@@ -138,7 +138,25 @@ def _deep(results: list[Measurement]) -> list[Target]:
         out.append(Target(name, f"{beside.seconds:.2f} s", "1 s", beside.seconds <= 1, beside.seconds, at_most=1))
     else:
         out.append(Target(name, "-", "-", None))
+    out.append(
+        _deep_peer(
+            _find(results, "deep", lambda m: m.case == DEEP_JOB), _find(results, "deep", lambda m: m.case == DEEP_PEER)
+        )
+    )
     return out
+
+
+def _deep_peer(ours: Measurement | None, peer: Measurement | None) -> Target:
+    """Reported: pigeontrust within 3 connections an address on the same rows, its time over ours."""
+    name = "deep: pigeontrust (100 domains at once) on the same 2,000 rows, its time ÷ ours (reported)"
+    if ours is None or peer is None or not ours.seconds:
+        return Target(name, "-", "-", None)
+    ratio = peer.seconds / ours.seconds
+    shown = (
+        f"{peer.seconds:.2f} s, {peer.extra.get('sessions')} sessions, peak {peer.extra.get('peak_per_address')}"
+        f" vs ours {ours.seconds:.2f} s: ×{ratio:.2f}"
+    )
+    return Target(name, shown, "reported", not peer.errors, ratio)
 
 
 def _deep_job(job: Measurement | None, name: str, seconds: float | None) -> Target:

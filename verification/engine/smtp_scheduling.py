@@ -121,9 +121,13 @@ def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
     """One of `name`'s `count` per-machine lock files, if one is free (its descriptor: close it to
     give the slot back; the kernel does so when the process dies), else None at once. HostSlots
     takes them per MX address; the bulk workers' deep-chunk gate (jobs/scheduling.py) by name."""
-    Path(directory).mkdir(parents=True, exist_ok=True)
     for slot in random.sample(range(count), count):
-        fd = os.open(Path(directory) / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+        path = Path(directory) / f"{name}.{slot}"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except FileNotFoundError:  # made on first use, not asked after at every session (a stat and a raise)
+            Path(directory).mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
