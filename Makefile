@@ -47,13 +47,15 @@ run: migrate
 # The default suite, on every core (pytest-xdist): all but the tests that start live processes
 # (e2e), drive Chromium (browser) or build a million rows (volume); `make test-all` runs those
 # too, as CI does. Tests sharing a module's live stack stay on one worker (tests/conftest.py).
+# Property tests draw a third of their examples here (the `quick` profile, tests/support/examples.py);
+# `make test-all` and CI draw them all.
 # PYTEST_ARGS="-n0 tests/jobs/test_x.py" runs in one process, for a debugger. Bytecode is cached even
 # where PYTHONDONTWRITEBYTECODE is set: each worker would otherwise redo pytest's assertion
 # rewriting of every test module on every run.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n auto
 test: install-dev
 	@mkdir -p var
-	$(PYTEST) -m "not e2e and not browser and not volume" $(PYTEST_ARGS)
+	$(PYTEST) -m "not e2e and not browser and not volume" --hypothesis-profile=quick $(PYTEST_ARGS)
 
 test-all: install-dev
 	@mkdir -p var

@@ -134,8 +134,8 @@ class Processes:
         stop_group(process, grace)
 
     def stop_all(self) -> None:
-        for process in reversed(self.started):
-            stop_group(process, grace=10.0)
+        """Every process at once: each is asked to stop before any is waited for."""
+        stop_groups(list(reversed(self.started)), grace=10.0)
         self.started.clear()
 
     def __enter__(self) -> Processes:
@@ -166,15 +166,26 @@ def stop_group(process: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     workers leave to the cluster, stops a qcluster cleanly in under a second. gunicorn, runserver,
     make and the shell of `make run` all stop on SIGINT too.
     """
-    pgid = process.pid
-    if process.poll() is None or group_members(pgid):
-        _signal_group(pgid, signal.SIGINT)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and (process.poll() is None or group_members(pgid)):
-            time.sleep(0.05)
-        _signal_group(pgid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=5)
+    stop_groups([process], grace)
+
+
+def stop_groups(processes: list[subprocess.Popen[bytes]], grace: float = 10.0) -> None:
+    """stop_group for several at once: all are sent SIGINT, then waited for within one grace."""
+
+    def running(process: subprocess.Popen[bytes]) -> bool:
+        return process.poll() is None or bool(group_members(process.pid))
+
+    asked = [process for process in processes if running(process)]
+    for process in asked:
+        _signal_group(process.pid, signal.SIGINT)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(running(process) for process in asked):
+        time.sleep(0.05)
+    for process in asked:
+        _signal_group(process.pid, signal.SIGKILL)
+    for process in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=5)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db.backends.signals import connection_created
 from django.test import Client
 
 from bench.procs import interruptible
@@ -23,11 +24,13 @@ from tests.factories import UserFactory
 from tests.support.personas import Persona, make_persona, sandboxed
 
 __all__ = ["Persona", "make_persona", "sandboxed"]  # tests import them from here too
+from tests.support import examples as _examples  # noqa: F401 (registers the `quick` Hypothesis profile)
 from tests.support.deep import SCRIPTS, deep_settings, farm_zone
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabases
+from tests.support.template_db import SuiteTestDatabase
 
 # Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
 # runs each of them whole, so its stack starts once; every other test is scheduled on its own.
@@ -44,6 +47,10 @@ ONE_WORKER_MODULES = frozenset(
         "tests/docs/test_readme_examples.py",
     }
 )
+
+# The Python client's suite shares one live service (session-scoped in its conftest): all of it on
+# one worker, which starts that service once.
+CLIENT_SUITE = "clients/python/tests/"
 
 
 def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
@@ -81,6 +88,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class ModuleStacks(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = _module(nodeid)
+            if module.startswith(CLIENT_SUITE):
+                return CLIENT_SUITE  # one live service for the whole client suite (its conftest)
             return module if module in ONE_WORKER_MODULES else nodeid
 
     return ModuleStacks(config, log)
@@ -97,7 +106,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         transactional = bool(marker and marker.kwargs.get("transaction")) or bool(
             {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
         )
-        if transactional and _module(item.nodeid) in ONE_WORKER_MODULES:
+        if transactional and (_module(item.nodeid) in ONE_WORKER_MODULES or item.nodeid.startswith(CLIENT_SUITE)):
             raise pytest.UsageError(f"{item.nodeid}: a transactional test in ONE_WORKER_MODULES (tests/conftest.py)")
 
 
@@ -116,6 +125,20 @@ BASE_ZONE = {
     "xn--mnchen-3ya.de": MX("mx.muenchen.de"),
     "gmsil.com": MX("mx.gmsil.com"),
 }
+
+
+# The SQLite test database starts from a kept migrated copy (tests/support/template_db.py).
+_SUITE_DATABASE = SuiteTestDatabase()
+connection_created.connect(_SUITE_DATABASE.on_connection)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """pytest-django's, then a copy of the freshly migrated database kept for the next run."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        _SUITE_DATABASE.keep_if_new(connection)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """A client generated from /v1/openapi.json (openapi-python-client) gets typed answers, errors included.
 
-The client is generated into a temporary directory and calls every operation, with success
+The client is generated (once per schema, kept in `var/generated-clients/`) and calls every operation, with success
 and with errors, against a live server on loopback. An undocumented status would raise
 UnexpectedStatus (the client is made with raise_on_unexpected_status) and an answer off the
 schema would fail to parse.
@@ -8,11 +8,15 @@ schema would fail to parse.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.metadata
 import io
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -29,20 +33,19 @@ from tests.support.db import committed_db
 PACKAGE = "evclient_generated"
 
 
+# Generated clients kept across runs, one per schema (the generator takes seconds; its output
+# depends on the schema and the generator's version alone). `rm -r var/generated-clients` forgets them.
+KEPT = Path(__file__).resolve().parents[2] / "var" / "generated-clients"
+
+
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, django_db_blocker: Any) -> Iterator[ModuleType]:
-    root = tmp_path_factory.mktemp("client")
+def api(django_db_blocker: Any) -> Iterator[ModuleType]:
     with django_db_blocker.unblock():
-        (root / "schema.json").write_bytes(DjangoClient().get("/v1/openapi.json").content)
-    bin_dir = str(Path(sys.executable).parent)  # its ruff post-hook runs from the same venv
-    subprocess.run(
-        [sys.executable, "-m", "openapi_python_client", "generate", "--path", "schema.json", "--meta", "none"]
-        + ["--output-path", PACKAGE],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")},
-    )
+        schema = DjangoClient().get("/v1/openapi.json").content
+    generator = importlib.metadata.version("openapi-python-client").encode()
+    root = KEPT / hashlib.sha256(generator + b"\0" + schema).hexdigest()[:16]
+    if not (root / PACKAGE).is_dir():
+        _generate(schema, root)
     sys.path.insert(0, str(root))
     try:
         yield importlib.import_module(PACKAGE)
@@ -50,6 +53,27 @@ def api(tmp_path_factory: pytest.TempPathFactory, django_db_blocker: Any) -> Ite
         sys.path.remove(str(root))
         for name in [n for n in sys.modules if n.split(".")[0] == PACKAGE]:
             del sys.modules[name]
+
+
+def _generate(schema: bytes, root: Path) -> None:
+    """openapi-python-client over the schema, in a directory beside `root`, then renamed to it
+    (atomically: two workers generating at once each rename a complete package)."""
+    KEPT.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=KEPT, prefix="partial-"))
+    (work / "schema.json").write_bytes(schema)
+    bin_dir = str(Path(sys.executable).parent)  # its ruff post-hook runs from the same venv
+    subprocess.run(
+        [sys.executable, "-m", "openapi_python_client", "generate", "--path", "schema.json", "--meta", "none"]
+        + ["--output-path", PACKAGE],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")},
+    )
+    try:
+        os.rename(work, root)
+    except OSError:  # another worker got there first: its copy is the same
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def op(name: str) -> ModuleType:

@@ -15,6 +15,7 @@ from schemathesis.specs.openapi.checks import (
 from config.wsgi import application
 from tests.conftest import make_persona
 from tests.support.db import committed_db
+from tests.support.examples import examples
 from verification.engine.providers import PROVIDERS
 
 
@@ -65,7 +66,7 @@ def test_fuzzing_verify_finds_no_500_and_nothing_off_schema() -> None:
     headers = {"Authorization": f"Bearer {owner.api_key}"}
     seen: set[int] = set()
 
-    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(case=operation.as_strategy())
     def check(case) -> None:
         case.headers = {**(case.headers or {}), **headers}
@@ -119,7 +120,7 @@ def test_fuzzing_finds_no_500_and_no_undocumented_status(path: str, method: str)
     operation = schema[path][method]
     headers = {"Authorization": f"Bearer {owner.api_key}"}
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(case=operation.as_strategy())
     def check(case) -> None:
         case.headers = {**(case.headers or {}), **headers}

@@ -43,9 +43,10 @@ def live_stack(tmp: Path, *, dns_address: str, migrated_sqlite: Path, **env: str
     }
     with Processes(env=environment) as processes:
         shutil.copyfile(migrated_sqlite, tmp / "db.sqlite3")
-        demo = ["--email", "demo@example.com", "--plan", "starter", "--credits", "1000", "--json"]
-        account = json.loads(processes.manage("create_account", *demo))
         web = processes.start(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
         processes.start(sys.executable, "manage.py", "qcluster")
+        # The account is opened while both start (each is a Django start-up of its own).
+        demo = ["--email", "demo@example.com", "--plan", "starter", "--credits", "1000", "--json"]
+        account = json.loads(processes.manage("create_account", *demo))
         wait_for_port(port, process=web)
         yield LiveService(base_url=f"http://localhost:{port}", account=account, env=environment)

@@ -1,7 +1,8 @@
 """Databases for live stacks (runserver or gunicorn and a real qcluster as subprocesses), of the
 kind the suite itself runs on, so end-to-end tests run on both deployments we ship:
 
-- the suite on SQLite (the embedded default): each stack gets a copy of one migrated SQLite file,
+- the suite on SQLite (the embedded default): each stack gets a copy of one migrated SQLite file
+  (kept across runs until a migration changes: tests/support/template_db.py),
   and the ORM broker and the database cache, as `make run` has;
 - the suite on PostgreSQL (`DATABASE_URL=postgres://…`, as `.ci/run`'s second pass): each stack
   gets a database of its own, created from a template migrated once per test process, and Redis
@@ -28,6 +29,8 @@ from typing import Any
 
 import psycopg
 import redis
+
+from tests.support.template_db import keep, kept_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_ADDRESS = "redis://127.0.0.1:6379"
@@ -94,9 +97,13 @@ class StackDatabases:
             self._admin(f'DROP DATABASE IF EXISTS "{self.template}" WITH (FORCE)')
 
     def migrated_sqlite(self) -> Path:
-        path = self.workdir / "migrated.sqlite3"
+        """A migrated SQLite file to copy, kept across runs (tests/support/template_db.py)."""
+        path = kept_copy("stack")
         if not path.exists():
-            _migrate(f"sqlite:///{path}")
+            made = self.workdir / "migrated.sqlite3"
+            _migrate(f"sqlite:///{made}")
+            with contextlib.closing(sqlite3.connect(made)) as source:
+                keep(path, source.backup)
         return path
 
     def _migrated_template(self) -> str:

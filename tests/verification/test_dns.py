@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.dns_server import CNAME, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
+from tests.support.examples import examples
 from verification.engine import BatchResolver, DomainStatus, ResolverConfig, verify_many
 from verification.engine.dns import lookup_domains, parse_nameserver
 from verification.engine.dnswire import WireError, decode_reply, encode_query
@@ -253,7 +254,7 @@ def test_queries_are_what_dnspython_reads() -> None:
     assert query.flags & dns.flags.RD and query.edns == 0 and query.payload == 1232
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     qname=_name,
     records=st.sets(st.tuples(st.integers(0, 65535), _name), max_size=6),
@@ -274,7 +275,7 @@ def test_decoded_answers_match_dnspython(qname: str, records: set[tuple[int, str
     assert all(record_ttl == ttl for _, _, record_ttl in reply.mx)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.binary(max_size=300))
 def test_garbage_is_refused_cleanly(data: bytes) -> None:
     # Anything but a WireError (IndexError, UnicodeError...) fails the test.

@@ -9,6 +9,7 @@ from email_validator import EmailNotValidError, validate_email
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.examples import examples
 from verification.engine import disposable, lists
 from verification.engine.syntax import _parse_with_email_validator, parse
 
@@ -18,7 +19,7 @@ _local_chars = string.ascii_lowercase + string.digits + "._+-!#$%&'*/=?^`{|}~"
 _domain_chars = string.ascii_lowercase + string.digits + "-."
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(
     local=st.text(_local_chars, min_size=0, max_size=70),
     domain=st.text(_domain_chars, min_size=0, max_size=40),

@@ -1,5 +1,7 @@
 """The client's suite runs against a live service: runserver and a qcluster started here, as
-`make run` starts them, resolving on the project's loopback DNS server (tests/support)."""
+`make run` starts them, resolving on the project's loopback DNS server (tests/support). One service
+for the whole suite: the project's scheduler runs all of it on one xdist worker (tests/conftest.py),
+which starts the service once."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from tests.support.dns_server import DnsServer
 from tests.support.live_stack import LiveService, live_stack
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def service(
     tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migrated_sqlite: Path
 ) -> Iterator[LiveService]:
