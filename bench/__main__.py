@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import bulk, deep, engine, fairness, feedback, peer, probe, report, scaling, single, weather
+from bench import bulk, deep, engine, fairness, feedback, feedback_cost, peer, probe, report, scaling, single, weather
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes, interruptible
@@ -19,7 +19,7 @@ from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
-ON_REQUEST = ("probe", "feedback")
+ON_REQUEST = ("probe", "feedback", "feedback-cost")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.only == ["feedback"]:  # a calibration report on a synthetic world: no stack, no load (bench/feedback.py)
         return feedback.main()
+    if args.only == ["feedback-cost"]:  # the feedback lookup's cost on the verify path (bench/feedback_cost.py)
+        return feedback_cost.main()
     signal.signal(signal.SIGTERM, _terminate)  # stop everything as on Ctrl-C
     interruptible()
     results: list[Measurement] = []

@@ -14,7 +14,8 @@ Reported, per seed (median, min and max over the seeds):
 - the share of later catch-all rows (an account asking about an address) the rules move to valid or
   invalid, and how often wrongly (valid: the mailbox does not exist; invalid: it does);
 - the verdicts of other accounts the poisoner changed alone (must be 0), and with one honest report
-  beside it; how far its flood moved a domain's estimate.
+  beside it; how far its flood moved a domain's estimate, and the largest move one account flooding any
+  domain (or all at once) can make to another account's estimate (must be at most MAX_SHIFT).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from verification.engine.feedback import (
     estimate,
     evidence_from,
     feedback_applied,
+    global_counts,
     pooled_rate,
 )
 from verification.engine.verdict import Checks, Status, SubStatus, Verdict
@@ -51,6 +53,7 @@ MIN_LATER = 5
 DEFAULT_PRIOR = 0.7
 START = datetime(2026, 1, 1, tzinfo=UTC)
 POISONER = 999
+MAX_SHIFT = 0.05  # how far one account alone may move another's estimate of a domain
 
 
 @dataclass
@@ -112,17 +115,36 @@ def _domain_of(email: str) -> str:
     return email.split("@")[1]
 
 
-def estimates(events: list[tuple[str, int, str, datetime]], truth: dict[str, float]) -> tuple[dict[str, float], float]:
-    """Each catch-all domain's estimate from the training events, as verification/feedback.py makes it."""
+Rows = dict[str, list[tuple[str, int, str, int]]]  # domain -> (domain, account, outcome, distinct addresses)
+
+
+def domain_rows(events: list[tuple[str, int, str, datetime]], truth: dict[str, float]) -> Rows:
+    """Each catch-all domain's reported outcomes, as verification/feedback.py reads them from the store."""
     addresses: dict[tuple[str, int, str], set[str]] = defaultdict(set)
     for email, account, outcome, _ in events:
         if _domain_of(email) in truth:
             addresses[(_domain_of(email), account, outcome)].add(email)
-    counts = domain_counts(
-        (domain, account, outcome, len(found)) for (domain, account, outcome), found in addresses.items()
-    )
-    prior = pooled_rate(counts.values(), DEFAULT_PRIOR)
-    return {domain: estimate(*counts.get(domain, (0, 0)), prior).estimate for domain in truth}, prior
+    rows: Rows = defaultdict(list)
+    for (domain, account, outcome), found in addresses.items():
+        rows[domain].append((domain, account, outcome, len(found)))
+    return rows
+
+
+def global_rate(rows: Rows) -> float:
+    return pooled_rate(global_counts(row for found in rows.values() for row in found), DEFAULT_PRIOR)
+
+
+def seen_by(rows: Rows, domain: str, prior: float, asker: int | None = None) -> float:
+    """The domain's estimate as `asker` sees it (None: an account that reported nothing there)."""
+    counts = domain_counts(rows.get(domain, []), asker=asker)
+    return estimate(*counts.get(domain, (0.0, 0.0)), prior).estimate
+
+
+def estimates(events: list[tuple[str, int, str, datetime]], truth: dict[str, float]) -> tuple[dict[str, float], float]:
+    """Each catch-all domain's estimate from the events, as an account that reported nothing there sees it."""
+    rows = domain_rows(events, truth)
+    prior = global_rate(rows)
+    return {domain: seen_by(rows, domain, prior) for domain in truth}, prior
 
 
 def calibration(made: World) -> dict[str, object]:
@@ -130,11 +152,17 @@ def calibration(made: World) -> dict[str, object]:
     train = [e for e in made.events if e[3] < cut]
     later = [e for e in made.events if e[3] >= cut and e[1] != POISONER and _domain_of(e[0]) in made.truth]
     guess, prior = estimates(train, made.truth)
+    rows = domain_rows(train, made.truth)
     per_domain: dict[str, int] = defaultdict(int)
     for email, *_ in later:
         per_domain[_domain_of(email)] += 1
+    asked: dict[tuple[str, int], float] = {}  # (domain, account): the estimate that account sees, its own in full
+    for email, account, *_ in later:
+        key = (_domain_of(email), account)
+        if key not in asked:
+            asked[key] = seen_by(rows, key[0], prior, asker=account)
     scored = [
-        (guess[_domain_of(e[0])], 1.0 if e[2] == DELIVERED else 0.0)
+        (asked[(_domain_of(e[0]), e[1])], 1.0 if e[2] == DELIVERED else 0.0)
         for e in later
         if per_domain[_domain_of(e[0])] >= MIN_LATER
     ]
@@ -209,6 +237,8 @@ def rules(made: World) -> dict[str, object]:
         "poisoner_changed_alone": len(alone),
         "poisoner_changed_with_one_honest_report": len(changed) - len(alone),
         "flood_shift": _flood_shift(made),
+        "poison_max_shift": _poison_max_shift(made),
+        "worst_flood_shift": _worst_flood_shift(made),
     }
 
 
@@ -219,11 +249,38 @@ def _other_bouncer(made: World, key: tuple[int, str]) -> bool:
 
 
 def _flood_shift(made: World) -> float:
-    """How far the poisoner's fake deliveries moved the dead domain's estimate (capped per account)."""
+    """How far the poisoner's fake deliveries moved the dead domain's estimate, as another account sees it."""
     dead = min(made.truth, key=made.truth.__getitem__)
     with_flood, _ = estimates(made.events, made.truth)
     without, _ = estimates([e for e in made.events if e[1] != POISONER], made.truth)
     return with_flood[dead] - without[dead]
+
+
+def _poison_max_shift(made: World) -> float:
+    """The largest move, either way, of any catch-all domain's estimate that the poisoner's events (its
+    fake bounces across domains, its flood on the dead one) made, as another account sees it."""
+    with_poison, _ = estimates(made.events, made.truth)
+    without, _ = estimates([e for e in made.events if e[1] != POISONER], made.truth)
+    return max(abs(with_poison[domain] - without[domain]) for domain in made.truth)
+
+
+def _worst_flood_shift(made: World) -> float:
+    """The largest move one account could make on any domain's estimate, as another account sees it: a
+    flood of fake deliveries, or of fake hard bounces, of every address of one domain; and the same on
+    every catch-all domain at once (which moves the global rate too)."""
+    rows = domain_rows([e for e in made.events if e[1] != POISONER], made.truth)
+    prior = global_rate(rows)
+    before = {domain: seen_by(rows, domain, prior) for domain in made.truth}
+    worst = 0.0
+    for outcome in (DELIVERED, HARD_BOUNCE):
+        flooded = {
+            domain: [*rows.get(domain, []), (domain, POISONER, outcome, ADDRESSES_PER_DOMAIN)] for domain in made.truth
+        }
+        everywhere = global_rate(flooded)
+        for domain in made.truth:
+            one = seen_by({domain: flooded[domain]}, domain, prior)
+            worst = max(worst, abs(one - before[domain]), abs(seen_by(flooded, domain, everywhere) - before[domain]))
+    return worst
 
 
 def run() -> list[dict[str, object]]:
@@ -251,6 +308,8 @@ def report(results: list[dict[str, object]]) -> str:
         "... with one honest (misreported) bounce beside it:   "
         + spread("poisoner_changed_with_one_honest_report", 1, ".0f"),
         f"flood of fake deliveries: dead domain's estimate moved by {spread('flood_shift', 1, '+.3f')}",
+        f"largest move of any domain's estimate by the poisoner's events: {spread('poison_max_shift', 1, '.3f')}",
+        f"worst case, one account flooding any one domain either way: {spread('worst_flood_shift', 1, '.3f')}",
         "",
         f"Reliability (seed {results[0]['seed']}): estimate decile | later outcomes | mean estimate | delivered share",
     ]
@@ -266,6 +325,8 @@ def checks(results: list[dict[str, object]]) -> list[str]:
         failed.append("the estimate's MSE is not below the global rate's on every seed")
     if any(int(r["poisoner_changed_alone"]) for r in results):  # type: ignore[call-overload]
         failed.append("the poisoning account alone changed another account's verdict")
+    if any(float(r["worst_flood_shift"]) > MAX_SHIFT for r in results):  # type: ignore[arg-type]
+        failed.append(f"one account alone moved a domain's estimate by more than {MAX_SHIFT}")
     return failed
 
 
@@ -277,7 +338,8 @@ def main() -> int:
     for failure in failed:
         print(f"MISSED: {failure}")
     print(
-        "met: MSE below the global rate's on every seed; no account alone changed another's verdict"
+        "met: MSE below the global rate's on every seed; no account alone changed another's verdict "
+        f"or moved a domain's estimate by more than {MAX_SHIFT}"
         if not failed
         else ""
     )

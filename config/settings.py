@@ -368,6 +368,9 @@ VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = envint("VERIFIER_DEEP_REQUESTS_PER_ACCOUNT"
 # --- Bounce feedback (docs/feedback.md) ----------------------------------------------------
 # The delivered share a catch-all address is assumed to have before any outcome is reported.
 FEEDBACK_CATCH_ALL_PRIOR = envfloat("FEEDBACK_CATCH_ALL_PRIOR", 0.7)
+# Where an SNS message's signing certificate may come from (lib/sns.py): AWS's SNS hosts, https, a .pem.
+# Not read from the environment: only the tests point it at a loopback server.
+SNS_SIGNING_CERT_URL_PATTERN = r"https://sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^?#]*\.pem"
 
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)

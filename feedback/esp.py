@@ -101,10 +101,11 @@ def _mailgun_check(signature: object, key: str) -> None:
 
 
 def postmark(body: Any, now: datetime) -> Parsed:
-    """One record: Delivery; Bounce (Type HardBounce or SoftBounce); SpamComplaint."""
+    """One record: Delivery; Bounce (Type HardBounce or SoftBounce); SpamComplaint. A delivery hook set as a
+    server's DeliveryHookUrl (before modular webhooks) posts no RecordType: its DeliveredAt says what it is."""
     if not isinstance(body, dict):
         raise BadPayload
-    kind = body.get("RecordType")
+    kind = body.get("RecordType", "Delivery" if "DeliveredAt" in body else None)
     if kind == "Delivery":
         return [_report(body.get("Recipient"), Outcome.DELIVERED, _iso(body.get("DeliveredAt")), now)]
     outcome = {

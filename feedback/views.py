@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.auditing import Event, audit
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
@@ -74,6 +75,7 @@ def feedback_mailgun_key(request: HttpRequest, account: Account) -> HttpResponse
         inbox = inbox_of(account)
         inbox.mailgun_signing_key = form.cleaned_data["mailgun_signing_key"].strip()
         inbox.save(update_fields=["mailgun_signing_key"])
+        audit(request, account, Event.MAILGUN_KEY_CHANGED, "set" if inbox.mailgun_signing_key else "cleared")
         messages.success(request, "Mailgun signing key saved.")
     return redirect("feedback")
 
@@ -83,6 +85,7 @@ def feedback_mailgun_key(request: HttpRequest, account: Account) -> HttpResponse
 def feedback_rotate(request: HttpRequest, account: Account) -> HttpResponse:
     def rotate() -> None:
         inbox_rotate(account=account)
+        audit(request, account, Event.FEEDBACK_URLS_ROTATED)
 
     return confirm_then(
         request,

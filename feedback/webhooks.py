@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from feedback import esp
 from feedback.models import FeedbackInbox
 from feedback.services import PROVIDERS, feedback_record
-from lib import outbound
+from lib import outbound, sns
 from lib.errors import DomainError
 
 log = logging.getLogger(__name__)
@@ -52,14 +52,19 @@ def _parsed(provider: str, body: Any, inbox: FeedbackInbox) -> esp.Parsed:
 
 
 def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
-    """SNS wraps SES's notification; a new subscription is confirmed by fetching its SubscribeURL."""
+    """SNS wraps SES's notification; a new subscription is confirmed by fetching its SubscribeURL. Either is
+    believed only with a valid SNS signature (lib/sns.py)."""
     if not isinstance(envelope, dict):
         raise esp.BadPayload
     kind = envelope.get("Type")
+    if kind not in ("SubscriptionConfirmation", "Notification"):
+        return JsonResponse({"accepted": 0, "ignored": 1})
+    try:
+        sns.verify(envelope)
+    except sns.BadSignature as error:
+        return _refused("invalid_signature", f"The SNS message signature does not verify: {error}")
     if kind == "SubscriptionConfirmation":
         return _confirm(envelope.get("SubscribeURL"))
-    if kind != "Notification":
-        return JsonResponse({"accepted": 0, "ignored": 1})
     parsed = esp.ses(esp.sns_message(envelope), timezone.now())
     return JsonResponse(feedback_record(account=inbox.account, reports=parsed).to_dict())
 

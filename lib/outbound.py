@@ -27,6 +27,8 @@ _UNSENDABLE = re.compile(r"[\x00-\x20\x7f]")
 # Every printable ASCII character a URI may hold as it is; the rest (non-ASCII) is percent-encoded.
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
+# The most of an answer's body read (and kept, by get_body).
+MAX_BODY = 64 * 1024
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
@@ -122,25 +124,30 @@ def _checked_address(host: str, port: int) -> str:
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     """POST once. Raises UnsafeUrl; network trouble and non-2xx are in the Outcome."""
-    return _request("POST", url, body, headers)
+    return _request("POST", url, body, headers)[0]
 
 
 def get(url: str, headers: dict[str, str]) -> Outcome:
     """GET once (an SNS subscription's confirmation link), as `post` does."""
+    return _request("GET", url, None, headers)[0]
+
+
+def get_body(url: str, headers: dict[str, str]) -> tuple[Outcome, bytes]:
+    """GET once, as `get` does, and keep the body's first MAX_BODY bytes (an SNS signing certificate)."""
     return _request("GET", url, None, headers)
 
 
-def _request(method: str, url: str, body: bytes | None, headers: dict[str, str]) -> Outcome:
+def _request(method: str, url: str, body: bytes | None, headers: dict[str, str]) -> tuple[Outcome, bytes]:
     target = check_url(url)
     started = time.perf_counter()
     connection = _connection(target, settings.CALLBACK_TIMEOUT_SECONDS)
     try:
         connection.request(method, target.path, body=body, headers=headers)
         response = connection.getresponse()
-        response.read(64 * 1024)
-        return Outcome(response.status, "", _elapsed_ms(started))
+        answer = response.read(MAX_BODY)
+        return Outcome(response.status, "", _elapsed_ms(started)), answer
     except (OSError, http.client.HTTPException) as exc:
-        return Outcome(None, f"{type(exc).__name__}: {exc}"[:255], _elapsed_ms(started))
+        return Outcome(None, f"{type(exc).__name__}: {exc}"[:255], _elapsed_ms(started)), b""
     finally:
         connection.close()
 

@@ -187,6 +187,18 @@ def _bulk_tasks_keep_the_test_process_priority(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _committed_cache_cleared(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test with committed data leaves its cache entries behind (the database cache's table is no
+    model, so the flush after it keeps them): they are cleared, as its rows are."""
+    yield
+    marker = request.node.get_closest_marker("django_db")
+    if marker and marker.kwargs.get("transaction"):
+        from django.core.cache import cache
+
+        cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     # The production hasher takes seconds per password on a small CI machine.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
@@ -26,12 +27,17 @@ from verification.engine.feedback import (
     estimate,
     evidence_from,
     feedback_applied,
+    global_counts,
     pooled_rate,
+    reporters_of,
 )
 from verification.engine.verdict import Deliverability
 from verification.models import CatchAllAnswer
 
 _LOOKUP_BATCH = 500
+# How long a refreshed global rate is believed: ten refreshes' worth, so a stopped worker shows as a
+# recomputation in an answer, never as a rate frozen for good.
+GLOBAL_RATE_SECONDS = 600
 
 
 def verdicts_with_feedback(*, account_id: int, verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -44,7 +50,7 @@ def verdicts_with_feedback(*, account_id: int, verdicts: Sequence[Verdict]) -> l
     catch_all = {_domain(v.email) for v in judged if v.sub_status is SubStatus.CATCH_ALL}
     if not catch_all:
         return judged
-    estimates = domain_estimates(catch_all)
+    estimates = domain_estimates(catch_all, account_id=account_id)
     return [deliverability_applied(v, estimates.get(_domain(v.email))) for v in judged]
 
 
@@ -68,26 +74,57 @@ def _members(accounts: Collection[int]) -> dict[int, frozenset[int]]:
     return {account: frozenset(users) for account, users in found.items()}
 
 
-def domain_estimates(domains: Collection[str]) -> dict[str, Deliverability]:
-    """Each catch-all domain's deliverability: its delivered and hard-bounced addresses as reported by
-    every account (each account's share capped), shrunk toward the global catch-all rate."""
-    counts = _domain_counts(list(domains))
+def domain_estimates(domains: Collection[str], *, account_id: int | None = None) -> dict[str, Deliverability]:
+    """Each catch-all domain's deliverability as `account_id` should see it: the delivered and hard-bounced
+    addresses every account reported (each reporter's weight capped, the asker's own in full), shrunk
+    toward the global catch-all rate."""
+    rows = _rows_by_domain(list(domains))
+    counts = domain_counts(rows, asker=account_id, reporter_of=_reporters(rows))
     prior = global_catch_all_rate()
     return {domain: estimate(*counts.get(domain, (0, 0)), prior) for domain in domains}
 
 
-def _domain_counts(domains: Collection[str] | QuerySet[Any, Any]) -> dict[str, tuple[int, int]]:
-    rows = (
+def _rows_by_domain(domains: Collection[str] | QuerySet[Any, Any]) -> list[tuple[str, int, str, int]]:
+    """(domain, account, outcome, distinct addresses): the deliveries and hard bounces reported there."""
+    return list(
         FeedbackEvent.objects.filter(domain__in=domains, outcome__in=[Outcome.DELIVERED, Outcome.HARD_BOUNCE])
         .values_list("domain", "account_id", "outcome")
         .annotate(addresses=Count("email", distinct=True))
         .order_by()
     )
-    return domain_counts(rows)
 
 
 def global_catch_all_rate() -> float:
-    """The delivered share of every reported outcome on domains known to be catch-all, shrunk toward the
-    operator's default (FEEDBACK_CATCH_ALL_PRIOR) while there are few."""
-    counts = _domain_counts(CatchAllAnswer.objects.filter(accepts_any=True).values("domain"))  # one query
-    return pooled_rate(counts.values(), settings.FEEDBACK_CATCH_ALL_PRIOR)
+    """The delivered share of every reported outcome on domains known to be catch-all (as an account that
+    reported none sees them, each reporter's weight capped), shrunk toward the operator's default
+    (FEEDBACK_CATCH_ALL_PRIOR) while there are few.
+
+    It reads every such report (about a second with 200,000 of them), so answers never compute it:
+    they read the value `global_catch_all_rate_refresh` keeps in the cache, every minute, on the
+    workers. Only a cold cache (a fresh deployment, before the first refresh) computes it in the
+    answer. One report moves it by at most its reporter's capped weight, so a minute's delay changes
+    nothing a customer could see."""
+    rate = cache.get(_global_rate_key())
+    return rate if isinstance(rate, float) else global_catch_all_rate_refresh()
+
+
+def _global_rate_key() -> str:
+    return f"feedback:global-catch-all-rate:{settings.FEEDBACK_CATCH_ALL_PRIOR}"
+
+
+def global_catch_all_rate_refresh() -> float:
+    """Computes the global rate and keeps it (the per-minute schedule of verification/queue.py)."""
+    rate = _global_catch_all_rate()
+    cache.set(_global_rate_key(), rate, GLOBAL_RATE_SECONDS)
+    return rate
+
+
+def _global_catch_all_rate() -> float:
+    rows = _rows_by_domain(CatchAllAnswer.objects.filter(accepts_any=True).values("domain"))  # one query
+    counts = global_counts(rows, reporter_of=_reporters(rows))
+    return pooled_rate(counts, settings.FEEDBACK_CATCH_ALL_PRIOR)
+
+
+def _reporters(rows: list[tuple[str, int, str, int]]) -> dict[int, int]:
+    accounts = {account for _, account, _, _ in rows}
+    return reporters_of(_members(accounts)) if accounts else {}

@@ -1,12 +1,17 @@
 """The one place verification's recurring work is declared (as jobs/queue.py and billing/queue.py are
-for theirs): the hourly prune. It deletes what has expired in every app (lib/prune.py finds each
-model with an indexed `expires_at`), so its entry point is that function, not a task of this app;
-it is kept here because verification's caches are what it was first written for, and the schedule
-keeps its name so databases that already hold it are updated in place."""
+for theirs): the hourly prune, and the global catch-all rate refreshed every minute. It deletes what
+has expired in every app (lib/prune.py finds each model with an indexed `expires_at`), so its entry
+point is that function, not a task of this app; it is kept here because verification's caches are
+what it was first written for, and the schedule keeps its name so databases that already hold it are
+updated in place."""
 
 from __future__ import annotations
 
 from lib.schedules import Every
 
 # Kept in the database by `verification/apps.py` at every migrate.
-SCHEDULES = (Every(60, "verification: prune expired rows", "lib.prune.prune_expired"),)
+SCHEDULES = (
+    Every(60, "verification: prune expired rows", "lib.prune.prune_expired"),
+    # Reported outcomes' global catch-all rate, read by every catch-all answer (verification/feedback.py).
+    Every(1, "verification: global catch-all rate", "verification.feedback.global_catch_all_rate_refresh"),
+)

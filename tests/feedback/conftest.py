@@ -1,3 +1,80 @@
-"""Bulk-job fixtures (a private media root, synchronous tasks, a loopback HTTP receiver), shared with the jobs suite."""
+"""Bulk-job fixtures (a private media root, synchronous tasks, a loopback HTTP receiver), shared with the jobs
+suite; and an SNS signer whose certificate a loopback server hands out (tests/feedback/test_feedback_sns.py)."""
 
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.x509.oid import NameOID
+
+from lib.sns import SIGNED_FIELDS, string_to_sign
 from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
+
+
+@dataclass
+class SnsSigner:
+    """Signs SNS messages as SNS does, with a key whose self-signed certificate `cert_url` serves."""
+
+    key: rsa.RSAPrivateKey
+    cert_url: str
+    fetches: list[str] = field(default_factory=list)
+
+    def sign(self, message: dict[str, Any], version: str = "2", key: rsa.RSAPrivateKey | None = None) -> dict[str, Any]:
+        signed = message | {"SignatureVersion": version, "SigningCertURL": self.cert_url}
+        algorithm = hashes.SHA1() if version == "1" else hashes.SHA256()
+        data = string_to_sign(signed, SIGNED_FIELDS[signed["Type"]])
+        signature = (key or self.key).sign(data, padding.PKCS1v15(), algorithm)
+        return signed | {"Signature": base64.b64encode(signature).decode()}
+
+
+def self_signed(key: rsa.RSAPrivateKey) -> bytes:
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sns.us-east-1.amazonaws.com")])
+    now = datetime.now(UTC)
+    builder = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+    builder = builder.serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(days=1))
+    certificate = builder.not_valid_after(now + timedelta(days=30)).sign(key, hashes.SHA256())
+    return certificate.public_bytes(serialization.Encoding.PEM)
+
+
+@pytest.fixture(scope="session")
+def sns_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture
+def sns_signer(settings: Any, sns_key: rsa.RSAPrivateKey) -> Iterator[SnsSigner]:
+    """A loopback HTTP server handing out the key's certificate; the certificate URL pattern widened to it."""
+    pem = self_signed(sns_key)
+    signer = SnsSigner(sns_key, "")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            signer.fetches.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(pem)))
+            self.end_headers()
+            self.wfile.write(pem)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    settings.CALLBACK_ALLOW_PRIVATE_NETWORKS = True
+    settings.SNS_SIGNING_CERT_URL_PATTERN = rf"http://127\.0\.0\.1:{port}/[^?#]*\.pem"
+    signer.cert_url = f"http://127.0.0.1:{port}/SimpleNotificationService-test.pem"
+    yield signer
+    server.shutdown()
+    server.server_close()

@@ -15,6 +15,12 @@ def test_the_estimate_beats_the_global_rate_and_no_account_alone_changes_another
     assert all(float(r["mse_estimate"]) < float(r["mse_global"]) for r in results)
 
 
+def test_one_account_alone_moves_no_domains_estimate_by_more_than_the_bound() -> None:
+    results = feedback.run()
+    assert all(float(r["worst_flood_shift"]) <= feedback.MAX_SHIFT for r in results)  # type: ignore[arg-type]
+    assert all(abs(float(r["poison_max_shift"])) <= feedback.MAX_SHIFT for r in results)  # type: ignore[arg-type]
+
+
 def test_the_documented_command_runs_and_meets_both_bars() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--only", "feedback"], capture_output=True, text=True, timeout=120, check=False

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import Membership, Role
+from accounts.models import AuditEvent, Membership, Role
 from feedback.models import FeedbackEvent
 from feedback.services import webhook_urls
 from tests.conftest import Persona
@@ -123,3 +123,22 @@ def test_an_outsider_rotating_changes_only_their_own_urls(owner: Persona, outsid
     before = webhook_urls(owner.account)
     assert logged_in(outsider).post("/feedback/rotate").status_code == 302
     assert webhook_urls(owner.account) == before
+
+
+def test_rotating_the_webhook_urls_is_in_the_audit_log(owner: Persona) -> None:
+    client = logged_in(owner)
+    client.post("/feedback/rotate")
+    event = owner.account.audit_events.get(action=AuditEvent.Action.FEEDBACK_URLS_ROTATED)
+    assert event.actor_email == owner.account.owner.email
+    assert "Feedback webhook URLs rotated" in client.get("/settings/audit").content.decode()
+
+
+def test_asking_to_rotate_without_confirming_writes_no_audit_event(owner: Persona) -> None:
+    logged_in(owner).get("/feedback/rotate")
+    assert not owner.account.audit_events.filter(action=AuditEvent.Action.FEEDBACK_URLS_ROTATED).exists()
+
+
+def test_setting_the_mailgun_key_is_audited_without_the_key(owner: Persona) -> None:
+    logged_in(owner).post("/feedback/mailgun-key", {"mailgun_signing_key": "key-s3cr3t"})
+    event = owner.account.audit_events.get(action=AuditEvent.Action.MAILGUN_KEY_CHANGED)
+    assert event.detail == "set" and "s3cr3t" not in event.detail

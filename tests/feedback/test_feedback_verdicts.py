@@ -9,10 +9,17 @@ from typing import Any
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.module_loading import import_string
+from django_q.models import Schedule
 
+from accounts.models import Membership, Role
 from tests.conftest import Persona, make_persona, sandboxed
 from tests.jobs.conftest import upload
+from verification.feedback import global_catch_all_rate
+from verification.models import CatchAllAnswer
 
 
 def report(persona: Persona, email: str, outcome: str, when: Any = None) -> None:
@@ -126,19 +133,41 @@ class TestDeep:
         events = [{"email": f"gone{n}@anything.deepfarm.net", "outcome": "hard_bounce"} for n in range(30)]
         assert owner.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 30
         body = verdict(owner, "whoever@anything.deepfarm.net", "deep")
-        assert body["deliverability"]["basis"] == 20  # one account's outcomes count at most 20 a domain
+        assert body["deliverability"]["basis"] == 20  # its own outcomes: at most 20 a domain, in full for itself
         assert body["deliverability"]["estimate"] < 0.5
         assert body["score"] == round(100 * body["deliverability"]["estimate"])
 
     def test_other_accounts_outcomes_inform_the_estimate_but_not_the_verdict(
-        self, owner: Persona, outsider: Persona
+        self, owner: Persona, settings: Any
     ) -> None:
-        events = [{"email": f"real{n}@anything.deepfarm.net", "outcome": "delivered"} for n in range(10)]
-        assert outsider.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 10
+        settings.FEEDBACK_CATCH_ALL_PRIOR = 0.7
+        for n in range(5):  # five unrelated accounts, four deliveries each
+            events = [{"email": f"real{n}x{i}@anything.deepfarm.net", "outcome": "delivered"} for i in range(4)]
+            assert make_persona(plan_code="starter").post_json("/v1/feedback", {"events": events}).status_code == 200
         body = verdict(owner, "whoever@anything.deepfarm.net", "deep")
         assert (body["status"], body["sub_status"], body["feedback"]) == ("risky", "catch_all", None)
-        assert body["deliverability"]["basis"] == 10
-        assert body["deliverability"]["estimate"] > 0.7
+        assert body["deliverability"]["basis"] == 2  # each other account weighs at most 0.4 outcomes
+        assert body["deliverability"]["estimate"] > 0.74
+
+    def test_one_other_account_alone_moves_the_estimate_less_than_five_points(
+        self, owner: Persona, outsider: Persona, settings: Any
+    ) -> None:
+        settings.FEEDBACK_CATCH_ALL_PRIOR = 0.7
+        events = [{"email": f"fake{n}@anything.deepfarm.net", "outcome": "delivered"} for n in range(200)]
+        assert outsider.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 200
+        assert 0.7 <= verdict(owner, "whoever@anything.deepfarm.net", "deep")["deliverability"]["estimate"] < 0.75
+        assert verdict(outsider, "whoever@anything.deepfarm.net", "deep")["deliverability"]["estimate"] > 0.9
+
+    def test_accounts_sharing_a_member_weigh_as_one_in_the_estimate(
+        self, owner: Persona, outsider: Persona, settings: Any
+    ) -> None:
+        settings.FEEDBACK_CATCH_ALL_PRIOR = 0.7
+        Membership.objects.create(account=outsider.account, user=owner.account.owner, role=Role.ADMIN)
+        for persona, name in ((owner, "a"), (outsider, "b")):
+            events = [{"email": f"{name}{n}@anything.deepfarm.net", "outcome": "delivered"} for n in range(20)]
+            assert persona.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 20
+        third = make_persona(plan_code="starter")
+        assert verdict(third, "whoever@anything.deepfarm.net", "deep")["deliverability"]["estimate"] < 0.75
 
 
 def test_bulk_rows_follow_feedback(owner: Persona, run_tasks: Any) -> None:
@@ -157,3 +186,21 @@ def test_bulk_rows_follow_feedback(owner: Persona, run_tasks: Any) -> None:
 
 def test_a_fresh_account_has_no_feedback(db: None) -> None:
     assert verdict(make_persona(plan_code="starter"), "jane@good.com")["feedback"] is None
+
+
+def test_the_global_rate_is_read_from_the_cache_and_a_new_report_counts_at_the_next_refresh(
+    owner: Persona, outsider: Persona
+) -> None:
+    CatchAllAnswer.objects.store_many({"acme.example": True})
+    before = global_catch_all_rate()  # a cold cache: computed once, in the answer
+    with CaptureQueriesContext(connection) as queries:
+        assert global_catch_all_rate() == before
+    # At most the cache's row (the database cache); never the reports themselves.
+    assert not [q for q in queries if "feedback_" in q["sql"].lower()]
+    events = [{"email": f"gone{n}@acme.example", "outcome": "hard_bounce"} for n in range(5)]
+    assert outsider.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 5
+    assert global_catch_all_rate() == before  # answers never pay for the reports: the workers do
+    schedule = Schedule.objects.get(name="verification: global catch-all rate")  # every minute, on the workers
+    assert (schedule.func, schedule.minutes) == ("verification.feedback.global_catch_all_rate_refresh", 1)
+    import_string(schedule.func)()
+    assert global_catch_all_rate() < before

@@ -20,9 +20,17 @@ PRIOR_STRENGTH = 10.0
 # A report counts this long for the reporting account's verdicts; a hard bounce this long for everyone's.
 OWN_EFFECT = timedelta(days=90)
 SHARED_EFFECT = timedelta(days=30)
-# One account's outcomes for one domain count at most this many (distinct addresses each way): a flood
-# of fake reports moves a domain's estimate no further than this many honest ones would.
+# One reporter's outcomes for one domain count at most this many (distinct addresses each way) for its
+# own estimate, and weigh at most REPORTER_WEIGHT outcomes in anyone else's; in the global catch-all rate
+# (the prior), its outcomes on all domains together weigh at most GLOBAL_WEIGHT. Fixed weights, not shares
+# of the rest: a flood then neither buys weight nor lifts anyone else's. So one reporter alone moves
+# another account's estimate of a domain by at most REPORTER_WEIGHT / (PRIOR_STRENGTH + REPORTER_WEIGHT)
+# plus GLOBAL_WEIGHT / (PRIOR_STRENGTH + GLOBAL_WEIGHT), under 0.05, whatever it floods and on however
+# many domains (docs/feedback.md, "What bounds each abuse"). A reporter is an account, or several linked
+# by a shared member.
 PER_ACCOUNT_CAP = 20
+REPORTER_WEIGHT = 0.4
+GLOBAL_WEIGHT = 0.1
 DELIVERED, HARD_BOUNCE = "delivered", "hard_bounce"
 
 # (address, reporting account, outcome, when), deliveries and hard bounces of the last OWN_EFFECT.
@@ -69,13 +77,65 @@ def _shared_bounces(bouncers: dict[str, dict[int, datetime]], members: Members) 
     return {email: max(by.values()) for email, by in candidates.items() if independent_pair(by.keys(), found)}
 
 
-def domain_counts(rows: Iterable[tuple[str, int, str, int]], cap: int = PER_ACCOUNT_CAP) -> dict[str, tuple[int, int]]:
-    """(delivered, hard-bounced) addresses per domain from (domain, account, outcome, addresses) rows,
-    each account's share capped."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for domain, _, outcome, addresses in rows:
-        counts[domain][0 if outcome == DELIVERED else 1] += min(addresses, cap)
-    return {domain: (good, bad) for domain, (good, bad) in counts.items()}
+def domain_counts(
+    rows: Iterable[tuple[str, int, str, int]],
+    *,
+    asker: int | None = None,
+    reporter_of: Mapping[int, int] | None = None,
+) -> dict[str, tuple[float, float]]:
+    """(delivered, hard-bounced) addresses per domain from (domain, account, outcome, addresses) rows, as
+    `asker` should see them (None: as an account that reported nothing there does): its own reporter's at
+    most PER_ACCOUNT_CAP each way, every other reporter (`reporter_of`: account -> the reporter it belongs
+    to) scaled to weigh at most REPORTER_WEIGHT."""
+    own = None if asker is None else (reporter_of or {}).get(asker, asker)
+    return {
+        domain: _summed(_limited(reporters, REPORTER_WEIGHT, own).values())
+        for domain, reporters in _by_reporter(rows, reporter_of or {}).items()
+    }
+
+
+def global_counts(
+    rows: Iterable[tuple[str, int, str, int]], *, reporter_of: Mapping[int, int] | None = None
+) -> list[tuple[float, float]]:
+    """Each reporter's (delivered, hard-bounced) weight for the global catch-all rate: its outcomes on
+    every domain, scaled to weigh at most GLOBAL_WEIGHT, so many domains buy no more weight than one."""
+    totals: dict[int, tuple[float, float]] = defaultdict(lambda: (0.0, 0.0))
+    for reporters in _by_reporter(rows, reporter_of or {}).values():
+        for reporter, weights in reporters.items():
+            totals[reporter] = _summed([totals[reporter], weights])
+    return list(_limited(totals, GLOBAL_WEIGHT, None).values())
+
+
+def _by_reporter(
+    rows: Iterable[tuple[str, int, str, int]], reporter_of: Mapping[int, int]
+) -> dict[str, dict[int, tuple[float, float]]]:
+    found: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for domain, account, outcome, addresses in rows:
+        found[domain][reporter_of.get(account, account)][0 if outcome == DELIVERED else 1] += addresses
+    return {
+        domain: {
+            reporter: (min(good, PER_ACCOUNT_CAP), min(bad, PER_ACCOUNT_CAP)) for reporter, (good, bad) in by.items()
+        }
+        for domain, by in found.items()
+    }
+
+
+def _limited(
+    weights: Mapping[int, tuple[float, float]], limit: float, own: int | None
+) -> dict[int, tuple[float, float]]:
+    """Each reporter's (delivered, bounced) scaled down to weigh at most `limit` together; `own` in full."""
+    scaled = {}
+    for reporter, (good, bad) in weights.items():
+        factor = 1.0 if reporter == own or good + bad <= limit else limit / (good + bad)
+        scaled[reporter] = (good * factor, bad * factor)
+    return scaled
+
+
+def _summed(pairs: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    delivered = bounced = 0.0
+    for good, bad in pairs:
+        delivered, bounced = delivered + good, bounced + bad
+    return delivered, bounced
 
 
 def feedback_applied(verdict: Verdict, evidence: Evidence | None) -> Verdict:
@@ -137,21 +197,45 @@ def deliverability_applied(verdict: Verdict, deliverability: Deliverability | No
     return replace(verdict, deliverability=deliverability, score=round(100 * deliverability.estimate))
 
 
-def estimate(delivered: int, bounced: int, prior_rate: float, prior_strength: float = PRIOR_STRENGTH) -> Deliverability:
+def estimate(
+    delivered: float, bounced: float, prior_rate: float, prior_strength: float = PRIOR_STRENGTH
+) -> Deliverability:
     """The posterior mean of a beta-binomial: the domain's delivered share, shrunk toward `prior_rate`
-    (the global catch-all rate) with the weight of `prior_strength` outcomes."""
+    (the global catch-all rate) with the weight of `prior_strength` outcomes. `basis`: the outcomes'
+    weight after the caps, rounded."""
     basis = delivered + bounced
     value = (delivered + prior_strength * prior_rate) / (basis + prior_strength)
-    return Deliverability(round(value, 3), basis)
+    return Deliverability(round(value, 3), round(basis))
 
 
-def pooled_rate(counts: Iterable[tuple[int, int]], default: float, prior_strength: float = PRIOR_STRENGTH) -> float:
+def pooled_rate(counts: Iterable[tuple[float, float]], default: float, prior_strength: float = PRIOR_STRENGTH) -> float:
     """The global catch-all rate: every domain's (delivered, bounced) pooled, itself shrunk toward
     `default` while there are few."""
-    delivered = bounced = 0
+    delivered = bounced = 0.0
     for good, bad in counts:
         delivered, bounced = delivered + good, bounced + bad
     return (delivered + prior_strength * default) / (delivered + bounced + prior_strength)
+
+
+def reporters_of(members: Mapping[int, frozenset[int]]) -> dict[int, int]:
+    """Each account's reporter: accounts linked by a shared member, directly or through others, are one
+    (named by the lowest account id), so one person's several accounts weigh as one in a domain's estimate."""
+    parent = {account: account for account in members}
+
+    def root(account: int) -> int:
+        while parent[account] != account:
+            account = parent[account]
+        return account
+
+    first_account_of: dict[int, int] = {}
+    for account in sorted(members):
+        for user in members[account]:
+            if user not in first_account_of:
+                first_account_of[user] = account
+                continue
+            low, high = sorted((root(account), root(first_account_of[user])))
+            parent[high] = low
+    return {account: root(account) for account in members}
 
 
 def independent_pair(reporters: Collection[int], members: Mapping[int, frozenset[int]]) -> bool:
