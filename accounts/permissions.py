@@ -102,7 +102,18 @@ OUTSIDE_ACCOUNTS: dict[str, str] = {
     "stripe-webhook": "Stripe's events: signed by Stripe (README, Billing), no session or key",
     "feedback-webhook": "whoever holds the account's secret webhook URL (docs/feedback.md; rotatable in the portal)",
     **dict.fromkeys(
-        ["landing", "signup", "login", "logout", "favicon", "healthz", "readyz", "openapi-schema", "api-docs"],
+        [
+            "landing",
+            "signup",
+            "login",
+            "logout",
+            "favicon",
+            "healthz",
+            "readyz",
+            "openapi-schema",
+            "api-docs",
+            "api-docs-bundle",
+        ],
         "anyone",
     ),
     **dict.fromkeys(

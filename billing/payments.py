@@ -156,8 +156,9 @@ def recharge_run(customer_id: int) -> None:
 
 
 def _recharge_stopped(customer: Customer, reason: str) -> None:
-    pack = customer.recharge_pack
-    customer.recharge_pack, customer.recharge_failure = "", f"Auto-recharge ({pack}) failed: {reason}"[:255]
+    price = prices.pack(customer.recharge_pack)
+    pack = f"{price.credits:,} credits ({price.amount})" if price else "credits"  # in words, not its code
+    customer.recharge_pack, customer.recharge_failure = "", f"Auto-recharge of {pack} failed: {reason}"[:255]
     customer.save(update_fields=["recharge_pack", "recharge_failure"])
     log.warning("auto-recharge of account %s failed: %s", customer.account.public_id, reason)
     send_mail(

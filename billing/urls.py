@@ -10,6 +10,7 @@ urlpatterns = [
     path("billing/recharge", views.recharge, name="billing-recharge"),
     path("billing/ledger.csv", views.ledger_csv, name="billing-ledger-csv"),
     path("billing/receipts/<int:payment_id>", views.receipt, name="billing-receipt"),
+    path("billing/receipts/<int:payment_id>.pdf", views.receipt_pdf, name="billing-receipt-pdf"),
     path("billing/details", views.details, name="billing-details"),
     path("webhooks/stripe", webhooks.stripe_webhook, name="stripe-webhook"),
 ]

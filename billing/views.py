@@ -18,6 +18,7 @@ from accounts.permissions import Action
 from billing import gateway, ledger, payments, prices, quotes, receipts, subscriptions
 from billing.forms import BillingDetailsForm
 from billing.models import Customer, Payment
+from billing.receipt_pdf import receipt_pdf as receipt_pdf_bytes
 from lib.errors import DomainError
 from lib.tokens import random_base62
 
@@ -131,8 +132,21 @@ def plan_switch(request: HttpRequest, account: Account) -> HttpResponse:
 @require_GET
 def receipt(request: HttpRequest, account: Account, payment_id: int) -> HttpResponse:
     """A paid payment's receipt, printable (another account's, or a failed payment: 404)."""
-    payment = get_object_or_404(account.payments.filter(status=Payment.Status.SUCCEEDED), pk=payment_id)
-    return render(request, "billing/receipt.html", receipts.receipt_context(payment))
+    return render(request, "billing/receipt.html", receipts.receipt_context(paid(account, payment_id)))
+
+
+@account_required(Action.BILLING)
+@require_GET
+def receipt_pdf(request: HttpRequest, account: Account, payment_id: int) -> HttpResponse:
+    """The same receipt as a PDF file to download (another account's, or a failed payment: 404)."""
+    payment = paid(account, payment_id)
+    response = HttpResponse(receipt_pdf_bytes(payment), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="receipt-{payment.number}.pdf"'
+    return response
+
+
+def paid(account: Account, payment_id: int) -> Payment:
+    return get_object_or_404(account.payments.filter(status=Payment.Status.SUCCEEDED), pk=payment_id)
 
 
 @account_required(Action.BILLING)

@@ -3,6 +3,10 @@
 Everything that differs between a laptop and production comes from the
 environment (see README "Settings"). Defaults give the embedded setup:
 SQLite, the django-q2 ORM broker, the database cache and local file storage.
+
+Over ~400 lines on purpose: one settings module (as healthchecks keeps hc/settings.py), a flat list
+of settings each with the comment that says why, read top to bottom. Split by app it would hide
+which setting another one derives from (SITE_URL from PORT, the file paths from BASE_DIR).
 """
 
 from __future__ import annotations

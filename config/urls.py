@@ -4,21 +4,21 @@ from django.templatetags.static import static
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularJSONAPIView
 
-from accounts.apis import AccountApi
+from accounts.apis import AccountApi, KeyApi, KeyListApi
+from apikit.api_reference import ApiReferenceView, redoc_bundle
 from apikit.exceptions import api_not_found, reads_only
-from apikit.key_endpoints import KeyApi, KeyListApi
 from ops.dashboard import dashboard
 from verification import views as verification_views
 
-# What ReDoc needs beyond the site's policy: its search index runs in a worker made from a blob:
-# URL, its menu shows Redocly's logo from their CDN, and two styles it injects before it can
-# nonce them (perfect-scrollbar's CSS and an empty <style>) are allowed by hash. A new ReDoc
-# (drf-spectacular-sidecar) may change them: tests/portal/test_browser.py fails on any violation.
+# What ReDoc needs beyond the site's policy, no other host among it (its CDN logo is taken out in
+# apikit/api_reference.py): its search index runs in a worker made from a blob: URL, and two styles
+# it injects before it can nonce them (perfect-scrollbar's CSS and an empty <style>) are allowed by
+# hash. A new ReDoc (drf-spectacular-sidecar) may change them: tests/portal/test_browser.py fails on
+# any violation and on any request to another origin.
 REDOC_CSP = {
     "worker-src": ["blob:"],
-    "img-src": ["https://cdn.redoc.ly"],
     "style-src": [
         "'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='",
         "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='",
@@ -35,9 +35,10 @@ api_v1: list[URLPattern | URLResolver] = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path(
         "docs",
-        reads_only(csp_update(REDOC_CSP)(SpectacularRedocView.as_view(url_name="openapi-schema"))),
+        reads_only(csp_update(REDOC_CSP)(ApiReferenceView.as_view(url_name="openapi-schema"))),
         name="api-docs",
     ),
+    path("docs/redoc.standalone.js", reads_only(redoc_bundle), name="api-docs-bundle"),
     re_path(r"^[\s\S]*$", api_not_found, name="api-not-found"),  # not ".*": a path may hold a newline (%0A) too
 ]
 

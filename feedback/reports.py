@@ -57,9 +57,12 @@ def moment_of(value: object, *, where: str) -> datetime:
         moment = datetime.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         moment = None
-    if moment is None or moment.tzinfo is None:
-        raise DomainError(f"{where}.occurred_at: Must be an RFC 3339 time with its offset.", "events")
-    return moment.astimezone(UTC)
+    try:
+        if moment is not None and moment.tzinfo is not None:
+            return moment.astimezone(UTC)
+    except OverflowError:  # the first or last hours of year 1 or 9999, past the edge once in UTC
+        pass
+    raise DomainError(f"{where}.occurred_at: Must be an RFC 3339 time with its offset.", "events")
 
 
 def events_of(body: object) -> list[dict[str, object]]:

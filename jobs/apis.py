@@ -56,7 +56,7 @@ class BulkSubmitApi(AccountAPIView):
         _refuse_obviously_too_large(request)
         upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
         email_column = request.POST.get("email_column")
-        mode = request.POST.get("validation_mode") or "fast"
+        mode = request.POST.get("validation_mode") or ValidationMode.FAST
         key = request.headers.get(IDEMPOTENCY_HEADER)
         fingerprinted = _fingerprint(upload, callback_url, email_column, mode)
         claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, key_mode=self.key.key_mode)
@@ -177,7 +177,7 @@ class BulkPreviewApi(AccountAPIView):
             upload=request.FILES.get("file"),
             callback_url=request.POST.get("callback_url") or "",
             email_column=request.POST.get("email_column"),
-            validation_mode=request.POST.get("validation_mode") or "fast",
+            validation_mode=request.POST.get("validation_mode") or ValidationMode.FAST,
             key_mode=self.key.key_mode,
         )
         return Response(preview)

@@ -60,7 +60,7 @@ def chunk_process(chunk: Chunk) -> None:
         logger.exception("job %s: input file unreadable", chunk.job_id)
         job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
         return
-    deep = chunk.job.validation_mode == "deep"
+    deep = chunk.job.validation_mode == ValidationMode.DEEP
     with answers_withheld() as withheld:
         # a test key's job: the sandbox, which asks no resolver and no mail server
         verdicts = sandbox_verdicts(emails) if chunk.job.key_mode == KeyMode.TEST else _verdicts(emails, deep=deep)

@@ -29,6 +29,7 @@ from django.utils import timezone
 from accounts.models import KeyMode
 from jobs import queue
 from jobs.models import Chunk, Job
+from verification.engine.modes import ValidationMode
 from verification.engine.smtp_scheduling import lock_slot
 
 logger = logging.getLogger(__name__)
@@ -57,11 +58,11 @@ def claimable(now: datetime) -> Q:
 
 # A live deep job's chunks wait on mail servers (a test key's sandbox answers at once): in a query,
 # and of a job in hand.
-SLOW_CHUNKS = Q(job__validation_mode="deep", job__key_mode=KeyMode.LIVE)
+SLOW_CHUNKS = Q(job__validation_mode=ValidationMode.DEEP, job__key_mode=KeyMode.LIVE)
 
 
 def is_slow(job: Job) -> bool:
-    return job.validation_mode == "deep" and job.key_mode == KeyMode.LIVE
+    return job.validation_mode == ValidationMode.DEEP and job.key_mode == KeyMode.LIVE
 
 
 def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:

@@ -26,6 +26,7 @@ from jobs.results import STATUSES, Columns, results_file
 from jobs.services import Preview, job_preview, job_submit
 from jobs.worker import jobs_wait_for_resolver
 from lib.errors import DomainError
+from verification.engine.modes import ValidationMode
 
 JOBS_PER_PAGE = 20
 STATUS_FILTERS = ["all", *Job.Status.values]
@@ -67,7 +68,7 @@ def _submit(account: Account, form: UploadForm, notify_email: str = "") -> Job:
         email_column=data["email_column"] or None,
         partial_ok=data["confirm_partial"],
         no_addresses_ok=data["confirm_no_addresses"],
-        validation_mode=data.get("validation_mode") or "fast",
+        validation_mode=data.get("validation_mode") or ValidationMode.FAST,
         notify_email=notify_email if data["notify_me"] else "",
     ).job
 
@@ -86,7 +87,7 @@ def job_preview_card(request: HttpRequest, account: Account) -> HttpResponse:
             upload=data.get("file"),
             callback_url=data.get("callback_url", ""),
             email_column=data.get("email_column") or None,
-            validation_mode=data.get("validation_mode") or "fast",
+            validation_mode=data.get("validation_mode") or ValidationMode.FAST,
         )
     except DomainError as refused:
         context["error"] = refused

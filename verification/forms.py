@@ -28,7 +28,7 @@ class VerifyForm(forms.Form):
 
     @property
     def mode(self) -> str:
-        return str(self.cleaned_data.get("validation_mode") or "fast")
+        return str(self.cleaned_data.get("validation_mode") or ValidationMode.FAST)
 
 
 def mode_field() -> forms.ChoiceField:

@@ -41,7 +41,7 @@ def test_an_invitation_mail_names_the_account_the_role_and_the_link(owner: Perso
     path = invite(owner, "New.Person@Example.com", "developer")
     message = mail.outbox[-1]
     assert message.to == ["new.person@example.com"]
-    assert owner.account.email in message.body and "Your role:  developer" in message.body
+    assert owner.account.email in message.body and "Your role:  Developer (the Members page" in message.body
     assert path.startswith("/invitations/")
     page = logged_in(owner).get(reverse("members")).content.decode()
     assert 'data-invitation="new.person@example.com"' in page

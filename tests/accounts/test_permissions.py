@@ -94,16 +94,19 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
             account=persona.account, email="invited@company.example.com", role=Role.VIEWER
         ).pk
     if "payment_id" in params:
-        values["payment_id"] = Payment.objects.create(
-            account=persona.account,
+        # One sample payment however many routes take one (its receipt page and its PDF).
+        values["payment_id"] = Payment.objects.get_or_create(
             stripe_id="pi_sample",
-            kind="pack",
-            product="pack_1k",
-            cents=1000,
-            currency="usd",
-            status="succeeded",
-            credits=1000,
-        ).pk
+            defaults={
+                "account": persona.account,
+                "kind": "pack",
+                "product": "pack_1k",
+                "cents": 1000,
+                "currency": "usd",
+                "status": "succeeded",
+                "credits": 1000,
+            },
+        )[0].pk
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 

@@ -50,7 +50,7 @@ def test_ledger_folds_a_jobs_chunks_into_one_expandable_line(owner: Any) -> None
     page = logged_in(owner).get("/billing").content.decode()
     assert page.count('data-ledger-line="job"') == 1
     assert "(4 entries)" in page
-    assert '<td class="num">-260</td>' in page
+    assert '<td data-label="Credits" class="num">-260</td>' in page
     assert page.count('data-ledger-line="spend"') == 1
 
 

@@ -3,16 +3,19 @@ mail for each charge, the plan switch asked once with its renewal date, and the 
 
 from __future__ import annotations
 
+from io import BytesIO
 from typing import Any
 
 import pytest
 from django.core import mail
 from django.test import Client
+from pypdf import PdfReader
 
-from accounts.models import AuditEvent
+from accounts.models import AuditEvent, Role
 from billing import payments, tasks
 from billing.models import LedgerEntry, Payment
 from billing.services import credits_spend
+from tests.accounts.test_members import joined
 from tests.billing.conftest import logged_in
 from tests.billing.test_portal_billing import save_card
 from tests.support.localstripe import LocalStripe
@@ -88,6 +91,54 @@ def test_anothers_receipt_is_404(owner: Any, outsider: Any, stripe_live: LocalSt
     bought(owner, stripe_live)
     payment = Payment.objects.get(account=owner.account)
     assert logged_in(outsider).get(f"/billing/receipts/{payment.pk}").status_code == 404
+
+
+def test_the_receipt_downloads_as_a_pdf_with_the_same_facts(owner: Any, stripe_live: LocalStripe) -> None:
+    client = bought(owner, stripe_live)
+    details = {"name": "Société Exemple SARL", "address": "1 rue de l'Exemple\n75001 Paris", "tax_id": "FR12345"}
+    client.post("/billing/details", details)
+    payment = Payment.objects.get(account=owner.account)
+    response = client.get(f"/billing/receipts/{payment.pk}.pdf")
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == f'attachment; filename="receipt-{payment.number}.pdf"'
+    document = PdfReader(BytesIO(response.content))
+    text = document.pages[0].extract_text()
+    assert response.content.startswith(b"%PDF-") and document.metadata.title == f"Receipt {payment.number}"
+    for fact in (payment.number, f"{payment.created_at:%-d %B %Y}", "1,000 credits", "Total paid (USD)", "$10.00"):
+        assert fact in text
+    for fact in (
+        "Société Exemple SARL",
+        "1 rue de l'Exemple",
+        "75001 Paris",
+        "Tax number: FR12345",
+        owner.account.email,
+    ):
+        assert fact in text
+
+
+def test_a_billing_name_beyond_the_pdf_fonts_letters_prints_question_marks_not_an_error(
+    owner: Any, stripe_live: LocalStripe
+) -> None:
+    client = bought(owner, stripe_live)
+    client.post("/billing/details", {"name": "Maria’s — 株式会社", "address": "Tokyo", "tax_id": ""})
+    payment = Payment.objects.get(account=owner.account)
+    response = client.get(f"/billing/receipts/{payment.pk}.pdf")
+    assert response.status_code == 200
+    assert "Maria’s — ????" in PdfReader(BytesIO(response.content)).pages[0].extract_text()
+    assert "Maria’s — 株式会社" in client.get(f"/billing/receipts/{payment.pk}").content.decode()
+
+
+def test_anothers_receipt_pdf_is_404(owner: Any, outsider: Any, stripe_live: LocalStripe) -> None:
+    bought(owner, stripe_live)
+    payment = Payment.objects.get(account=owner.account)
+    assert logged_in(outsider).get(f"/billing/receipts/{payment.pk}.pdf").status_code == 404
+
+
+def test_a_member_without_billing_rights_cannot_download_the_receipt_pdf(owner: Any, stripe_live: LocalStripe) -> None:
+    bought(owner, stripe_live)
+    payment = Payment.objects.get(account=owner.account)
+    _, developer = joined(owner, Role.DEVELOPER)
+    assert developer.get(f"/billing/receipts/{payment.pk}.pdf").status_code == 403
 
 
 def test_switching_plan_first_shows_what_is_charged_now_and_the_renewal_date(

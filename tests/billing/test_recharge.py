@@ -53,8 +53,12 @@ def test_a_declined_recharge_stops_is_shown_and_emailed(owner: Any, stripe_live:
     tasks.recharge(payments.recharges_due()[0])
     assert balance_and_ledger(owner.account) == (400, 400)
     page = client.get("/billing").content.decode()
-    assert "Auto-recharge (pack_1k) failed: Your card was declined." in page
-    assert [message.to for message in mail.outbox] == [[owner.account.email]]
+    assert "Auto-recharge of 1,000 credits ($10) failed: Your card was declined." in page
+    [message] = mail.outbox
+    assert (
+        message.to == [owner.account.email]
+        and "We tried to buy 1,000 credits ($10) with your saved card" in message.body
+    )
     assert Customer.objects.get().recharge_pack == ""
     with time_machine.travel(timezone.now() + timedelta(hours=2)):
         assert payments.recharges_due() == []  # off until the customer turns it on again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 import time_machine
 from django.utils import timezone
 
@@ -83,6 +84,14 @@ def test_a_time_without_an_offset_is_refused(owner: Persona) -> None:
     response = report(owner, {"email": "a@good.com", "outcome": "delivered", "occurred_at": "2026-11-20T09:30:00"})
     assert response.status_code == 400
     assert "RFC 3339" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("moment", ["0001-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00"])
+def test_a_time_past_the_calendars_edge_in_utc_is_refused_not_a_500(owner: Persona, moment: str) -> None:
+    response = report(owner, {"email": "a@good.com", "outcome": "delivered", "occurred_at": moment})
+    assert response.status_code == 400
+    assert "RFC 3339" in response.json()["error"]["message"]
+    assert not FeedbackEvent.objects.exists()
 
 
 def test_events_must_be_a_list_of_1_to_1000_objects(owner: Persona) -> None:

@@ -10,13 +10,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import chunks, scheduling, tasks, worker
+from jobs import scheduling, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
 from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
 from tests.jobs.test_resolver_trust_bulk import a_minute_later
-from tests.support.dns_server import NXDOMAIN, DnsServer
+from tests.support.dns_server import NXDOMAIN, Behaviour, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
 from verification.engine.smtp_scheduling import lock_slot
@@ -215,22 +215,26 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
     os.close(again)
 
 
-def test_a_fast_chunk_does_not_keep_the_deep_slot(
-    owner: Persona, settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_fast_chunk_does_not_keep_the_deep_slot(owner: Persona, settings: Any, dns_server: DnsServer) -> None:
+    """While a worker runs a fast chunk, another worker may take deep work: the slot is free. Seen
+    from the loopback DNS server, at the moment the fast chunk's own lookup reaches it."""
     settings.BULK_DEEP_WORKERS = 1
     taken: list[int | None] = []
-    fast_id = deep_upload(owner, ["jane@good.com"], mode="fast").json()["id"]
-    real = chunks.chunk_process
+    answer_before = dns_server.default
 
-    def process(chunk: Any) -> None:  # what another worker would find while this one runs it
-        taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1))
-        real(chunk)
+    def answer(name: str) -> Behaviour:
+        if name == "fast-lane-mail.com" and not taken:  # what another worker finds while this chunk runs
+            taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, scheduling.DEEP_SLOTS, 1))
+        return answer_before(name)
 
-    monkeypatch.setattr(worker, "chunk_process", process)
-    worker.chunk_run_next(budget=5)
+    fast_id = deep_upload(owner, ["jane@fast-lane-mail.com"], mode="fast").json()["id"]
+    dns_server.default = answer
+    try:
+        assert worker.chunk_run_next(budget=5) == 1
+    finally:
+        dns_server.default = answer_before
     assert job_body(owner, fast_id)["status"] == "completed"
-    assert taken[0] is not None
+    assert len(taken) == 1 and taken[0] is not None
     os.close(taken[0])
 
 

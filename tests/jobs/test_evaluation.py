@@ -138,7 +138,7 @@ def test_the_portal_card_shows_the_estimate_and_the_upgrade_to_a_free_account(db
     page = logged_in(persona).post(reverse("job-preview"), data).content.decode()
     assert time.perf_counter() - started < 5
     assert "How good is this list?" in page and 'data-estimate-share="valid"' in page
-    assert "random sample of 200 of the list's 10000 addresses" in page
+    assert "random sample of 200 of the list's 10,000 addresses" in page
     assert "Upgrade to clean this list" in page and "data-start" not in page
 
 

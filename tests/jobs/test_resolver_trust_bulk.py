@@ -111,7 +111,10 @@ def test_the_job_says_it_waits_for_the_resolver_while_broken_and_stops_saying_so
     assert job_body(owner, job_id)["waiting_for"] == "dns_resolver"
     assert [job["waiting_for"] for job in owner.get("/v1/jobs").json()["data"]] == ["dns_resolver"]
     page = logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
-    assert '<p class="notice notice-warning" data-waiting="dns_resolver"><strong>Waiting for our DNS resolver.' in page
+    assert (
+        '<p class="notice notice-warning" data-waiting="dns_resolver"><strong>Waiting for our DNS resolver</strong>'
+        in page
+    )
     dns_server.everything = None
     with a_minute_later(), run_tasks():
         tasks.resume_chunks()

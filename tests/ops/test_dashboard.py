@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import timedelta
 from typing import Any
 
+import time_machine
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
+from billing.models import LedgerEntry
+from ops.business import daily, running_out, top_accounts, window_start
 from tests.conftest import Persona
+from tests.factories import AccountFactory
 from tests.support import business
 from tests.support.portal import logged_in
 
 URL = "/admin/dashboard/"
+Kind = LedgerEntry.Kind
 # Session, user, then one query a figure (see ops/dashboard.py); more means a figure grew a loop. The
 # resolver's health is a cache read, and once a minute a check that writes it (4 with the database cache);
 # deep verification's SMTP sessions one more, and its egresses' health (a cache read) one more; whether the
@@ -90,3 +97,26 @@ def test_the_chart_is_server_rendered_svg_without_inline_style(admin_client_: Cl
     assert page.count('<rect class="ops-bar') == 30
     assert "style=" not in page.split('<div id="content-main"')[1]
     assert "Addresses verified per day, last 30 days: 166 in all" in page
+
+
+def test_each_ledger_entry_counts_on_its_own_utc_day(db: None) -> None:
+    """The chart's days are UTC days: an entry in a day's first or last microsecond is that day's."""
+    account = AccountFactory(plan_code="starter", credits=0)
+    yesterday = window_start(1)
+    business.ledger(account, Kind.SPEND, -1, yesterday)  # 00:00:00.000000
+    business.ledger(account, Kind.RESERVATION, -7, yesterday + timedelta(days=1, microseconds=-1))  # 23:59:59.999999
+    business.ledger(account, Kind.GRANT, 50, window_start(0))
+    business.ledger(account, Kind.RELEASE, 2, window_start(0) + timedelta(hours=23, minutes=59, seconds=59))
+    business.ledger(account, Kind.SPEND, -1, yesterday - timedelta(microseconds=1))  # the day before: outside
+    days = daily(2)
+    assert days == [(yesterday.date(), 1, 7, 0), (window_start(0).date(), 0, -2, 50)]
+
+
+def test_usage_in_the_first_microsecond_of_the_window_counts(db: None) -> None:
+    """Top users over 30 days and those running out over 7: an entry exactly 30 (or 7) days old is in."""
+    account = AccountFactory(plan_code="starter", credits=0)
+    with time_machine.travel(timezone.now(), tick=False):
+        business.ledger(account, Kind.SPEND, -1, timezone.now() - timedelta(days=30))
+        business.ledger(account, Kind.RESERVATION, -3, timezone.now() - timedelta(days=7))
+        assert [(row.account_id, row.used) for row in top_accounts()] == [(account.pk, 4)]
+        assert [(row.account_id, row.used) for row in running_out()] == [(account.pk, 3)]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connections
@@ -376,6 +377,27 @@ def test_api_reference_renders_and_searches_under_the_content_security_policy(pa
     page.get_by_placeholder("Search...").fill("bulk")
     expect(page.locator("[role=search] li").first).to_be_visible()
     page.wait_for_load_state("networkidle")
+
+
+def test_api_reference_asks_no_other_host_for_anything(page: Page, live_server: Any) -> None:
+    """Nothing leaves the page: every request it makes (scripts, images, the schema, the search
+    worker) goes to this server, and its policy names no other host to allow one."""
+    own = urlsplit(live_server.url).netloc
+    foreign: list[str] = []
+    page.on("request", lambda request: foreign.append(request.url) if elsewhere(request.url, own) else None)
+    response = page.goto("/v1/docs")
+    expect(page.get_by_role("heading", name=re.compile("Email Verification API"))).to_be_visible()
+    expect(page.get_by_text("API docs by Redocly")).to_be_visible()  # the footer whose logo came from a CDN
+    page.wait_for_load_state("networkidle")
+    assert foreign == []
+    assert response is not None
+    assert not re.search(r"https?:|\*", response.headers["content-security-policy"])
+
+
+def elsewhere(url: str, own: str) -> bool:
+    """A request to another origin (blob: and data: URLs are the page's own)."""
+    parts = urlsplit(url)
+    return parts.scheme not in ("blob", "data") and parts.netloc != own
 
 
 STAFF_DASHBOARD_IMAGE = ROOT / "docs" / "images" / "staff-dashboard.png"
