@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import ipaddress
 import socket
 import threading
 import time
@@ -18,11 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.dns_server import CNAME, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
+from tests.support.dns_server import CNAME, HOST, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
 from tests.support.examples import examples
 from verification.engine import BatchResolver, DomainStatus, ResolverConfig, verify_many
 from verification.engine.dns import lookup_domains, parse_nameserver
 from verification.engine.dnswire import WireError, decode_reply, encode_query
+from verification.engine.mxhosts import HOST_LOOKUP_SECONDS, host_resolver
 
 
 def resolver_for(*servers: DnsServer | str, timeout: float = 0.3, lifetime: float = 0.3) -> BatchResolver:
@@ -151,6 +154,51 @@ def test_many_domains_resolve_concurrently(dns_server: DnsServer) -> None:
     assert elapsed < 2.0  # 500 x 50 ms one after another would take 25 s
 
 
+# --- an MX host's addresses (verification/engine/mxhosts.py) ---------------------------------------
+
+
+def host_addresses(*servers: DnsServer, host: str, timeout: float = 0.3, lifetime: float = 0.3) -> list[str]:
+    config = ResolverConfig(nameservers=tuple(s.address for s in servers), timeout=timeout, lifetime=lifetime)
+    return asyncio.run(host_resolver(config)(host))
+
+
+def test_an_mx_hosts_addresses_are_its_a_and_aaaa_records(dns_server: DnsServer) -> None:
+    dns_server.set("mx.both.com", HOST("192.0.2.7", "2001:db8::7"))
+    dns_server.set("mx.alias.com", CNAME("mx.both.com"))
+    assert sorted(host_addresses(dns_server, host="mx.both.com")) == ["192.0.2.7", "2001:db8::7"]
+    assert host_addresses(dns_server, host="192.0.2.8") == ["192.0.2.8"]  # an address literal: no query
+    assert host_addresses(dns_server, host="nowhere.com") == []  # NXDOMAIN
+
+
+def test_a_late_answer_about_an_mx_host_still_counts(dns_server: DnsServer) -> None:
+    """Slower than the domain lookups' whole lifetime (a loaded machine): the host still has its
+    address, rather than its recipients going to a backup host or being answered unreachable."""
+    dns_server.set("mx.late.com", HOST("192.0.2.9"))
+    dns_server.delay = 0.7
+    started = time.monotonic()
+    assert host_addresses(dns_server, host="mx.late.com", timeout=0.2, lifetime=0.3) == ["192.0.2.9"]
+    assert time.monotonic() - started < HOST_LOOKUP_SECONDS
+
+
+def test_a_silent_or_failing_nameserver_is_passed_over_for_an_mx_host(
+    dns_server: DnsServer, second_server: DnsServer
+) -> None:
+    second_server.set("mx.elsewhere.com", HOST("192.0.2.11"))
+    dns_server.set("mx.elsewhere.com", SILENT)
+    assert host_addresses(dns_server, second_server, host="mx.elsewhere.com") == ["192.0.2.11"]
+    dns_server.set("mx.elsewhere.com", SERVFAIL)
+    started = time.monotonic()
+    assert host_addresses(dns_server, second_server, host="mx.elsewhere.com", timeout=2.0) == ["192.0.2.11"]
+    assert time.monotonic() - started < 1.0  # at once, not after a timeout
+
+
+def test_a_host_nobody_answers_for_has_no_address_once_its_lifetime_is_over(dns_server: DnsServer) -> None:
+    dns_server.set("mx.silent.com", SILENT)
+    started = time.monotonic()
+    assert host_addresses(dns_server, host="mx.silent.com", timeout=0.1, lifetime=0.2) == []
+    assert HOST_LOOKUP_SECONDS - 0.1 < time.monotonic() - started < HOST_LOOKUP_SECONDS + 1
+
+
 def test_a_forged_or_stray_answer_is_ignored() -> None:
     """A nameserver that first sends answers with the wrong id and the wrong question."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
@@ -273,6 +321,34 @@ def test_decoded_answers_match_dnspython(qname: str, records: set[tuple[int, str
     exchanges = {(rr.preference, rr.exchange.to_text(omit_final_dot=True)) for rrset in expected.answer for rr in rrset}
     assert {(preference, host) for preference, host, _ in reply.mx} == exchanges
     assert all(record_ttl == ttl for _, _, record_ttl in reply.mx)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    qname=_name,
+    target=_name,
+    addresses=st.sets(st.ip_addresses(), max_size=5),
+    via_cname=st.booleans(),
+)
+def test_decoded_address_answers_match_dnspython(
+    qname: str, target: str, addresses: set[ipaddress.IPv4Address | ipaddress.IPv6Address], via_cname: bool
+) -> None:
+    response = dns.message.make_response(dns.message.make_query(qname + ".", "A"))
+    owner = target if via_cname and target != qname else qname
+    if owner != qname:
+        response.answer.append(dns.rrset.from_text(qname + ".", 60, "IN", "CNAME", owner + "."))
+    for family in ("A", "AAAA"):
+        found = [str(a) for a in addresses if (a.version == 6) == (family == "AAAA")]
+        if found:
+            response.answer.append(dns.rrset.from_text(owner + ".", 60, "IN", family, *found))
+    response.answer.append(dns.rrset.from_text("other." + qname + ".", 60, "IN", "A", "192.0.2.99"))  # not ours
+    reply = decode_reply(response.to_wire())
+    assert sorted(map(ipaddress.ip_address, reply.addresses), key=str) == sorted(addresses, key=str)
+
+
+def test_address_queries_are_what_dnspython_reads() -> None:
+    query = dns.message.from_wire(encode_query(4711, "mx.example.com", 28))
+    assert (query.id, query.question[0].to_text()) == (4711, "mx.example.com. IN AAAA")
 
 
 @settings(max_examples=examples(500), deadline=None)

@@ -22,7 +22,7 @@ from verification.engine.dns import ResolverConfig
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
-from verification.engine.smtp_scheduling import HostSlots, Prober
+from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION, HostSlots, Prober
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others
@@ -74,7 +74,7 @@ def test_421_too_many_connections_backs_off_and_asks_again(zone: DnsServer, farm
 
 def test_many_recipients_of_one_domain_share_a_session(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     domain = "busy.deepfarm.net"
-    work = {(f"mx1.{domain}",): [f"user{i}@{domain}" for i in range(10)]}
+    work = {(f"mx1.{domain}",): [f"user{i}@{domain}" for i in range(RECIPIENTS_A_SESSION)]}
     findings = asyncio.run(prober(zone, farm, tmp_path).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.sessions[BUSY] == 1 and farm.stats.commands["MAIL"] == 1

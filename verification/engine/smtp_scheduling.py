@@ -5,8 +5,9 @@ smtp.py, what the replies mean smtp_replies.py).
 Recipients are grouped by their domains' MX addresses (domains naming the same hosts, as every
 domain one provider hosts does, or hosts that resolve to the same addresses, share a group): each
 group's recipients (the addresses, then the
-catch-all probes) go to its MX hosts in preference order, in one session where the server
-allows (a group of more than RECIPIENTS_A_SESSION is dealt among up to `per_host` sessions): a
+catch-all probes) go to its MX hosts in preference order, dealt from the start among as many
+sessions at once as politeness allows (`per_host`), each of at least RECIPIENTS_A_SESSION (a
+session costs four replies besides its RCPTs: banner, EHLO, MAIL FROM, QUIT): a
 host that refuses, stays silent or answers 4xx at connect passes the turn to the next. Groups run
 concurrently on one event loop; what bounds them is politeness:
 
@@ -60,8 +61,9 @@ AddressCheck = Callable[[str], bool]  # may this address be contacted?
 _BACKOFF_SECONDS = 0.5
 _BACKOFF_TRIES = 5
 _SLOT_POLL_SECONDS = 0.02
-# A group with more recipients than this is shared among up to `per_host` sessions run at once.
-RECIPIENTS_A_SESSION = 20
+# A group is dealt among up to `per_host` sessions run at once, each with at least this many recipients
+# (twice a session's four replies of overhead: a smaller share would cost more than it saves).
+RECIPIENTS_A_SESSION = 8
 # A round of a group tries at most this many MX hosts and this many distinct addresses among them.
 MAX_MX_HOSTS = 5
 MAX_MX_ADDRESSES = 5
@@ -119,9 +121,13 @@ def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
     """One of `name`'s `count` per-machine lock files, if one is free (its descriptor: close it to
     give the slot back; the kernel does so when the process dies), else None at once. HostSlots
     takes them per MX address; the bulk workers' deep-chunk gate (jobs/scheduling.py) by name."""
-    Path(directory).mkdir(parents=True, exist_ok=True)
     for slot in random.sample(range(count), count):
-        fd = os.open(Path(directory) / f"{name}.{slot}", os.O_RDWR | os.O_CREAT, 0o600)
+        path = Path(directory) / f"{name}.{slot}"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except FileNotFoundError:  # made on first use, not asked after at every session (a stat and a raise)
+            Path(directory).mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -306,10 +312,15 @@ class Prober:
             self.findings.answers.setdefault(recipient, answer)
 
 
+def sessions_needed(recipients: int, per_host: int) -> int:
+    """How many sessions at once a group of `recipients` is dealt among (module docstring)."""
+    return max(1, min(per_host, recipients // RECIPIENTS_A_SESSION))
+
+
 def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
-    """A large group's recipients dealt among up to `sessions` sessions (a few domains' hundreds
-    of rows need not queue behind one connection when the cap allows three)."""
-    count = max(1, min(sessions, -(-len(recipients) // RECIPIENTS_A_SESSION)))
+    """A group's recipients dealt among up to `sessions` sessions run at once: an address's twenty
+    recipients and four probes take three sessions of eight RCPTs, not one of twenty-four."""
+    count = sessions_needed(len(recipients), sessions)
     return [recipients[i::count] for i in range(count)]
 
 
