@@ -392,7 +392,7 @@ BULK_DEEP_WORKERS = envint("BULK_DEEP_WORKERS", max(1, Q_WORKERS - 1), minimum=1
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).
 BULK_CHUNK_LEASE_SECONDS = envint("BULK_CHUNK_LEASE_SECONDS", 120, minimum=1)
-# Fair share (jobs/scheduling.py): a new job asks this many workers to take chunks at once.
+# Fair share (jobs/fair_share.py): a new job asks this many workers to take chunks at once.
 BULK_PARALLEL_CHUNKS = envint("BULK_PARALLEL_CHUNKS", 4, minimum=1)
 # A bulk task goes on from chunk to chunk for this long, then hands over to a fresh task.
 BULK_TASK_SECONDS = envfloat("BULK_TASK_SECONDS", 5.0)

@@ -27,10 +27,10 @@ from django.utils import timezone
 
 from accounts.models import KeyMode
 from billing.services import credits_reserve
-from jobs import files, queue, scheduling
+from jobs import fair_share, files, queue
+from jobs.fair_share import UNFINISHED
 from jobs.lifecycle import chunk_release, job_complete_if_done, job_fail
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
-from jobs.scheduling import UNFINISHED
 from lib import metrics
 from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
@@ -71,7 +71,7 @@ def chunk_process(chunk: Chunk) -> None:
         return
     # Greylisted rows are asked again later (not of the sandbox: it would answer the same).
     if (
-        scheduling.is_slow(chunk.job)
+        fair_share.is_slow(chunk.job)
         and chunk.retry_round < DEEP_RETRY_ROUNDS
         and any(is_asked_again(v) for v in verdicts)
     ):
@@ -157,7 +157,7 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
     # was claiming, so each waiter would claim the chunk again.
     unfinished_jobs = Job.objects.filter(status__in=UNFINISHED).values("pk")
     with transaction.atomic():
-        won = Chunk.objects.filter(scheduling.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs).update(
+        won = Chunk.objects.filter(fair_share.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs).update(
             state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
         )
         if not won:
@@ -241,9 +241,9 @@ def chunks_requeue_stale() -> int:
     requeued = 0
     for chunk_id, queued_at in expired.values_list("pk", "queued_at")[:1000]:
         requeued += Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now)
-    if scheduling.work_stalled(now):
+    if fair_share.work_stalled(now):
         requeued += settings.BULK_PARALLEL_CHUNKS
-    scheduling.work_enqueue(requeued)
+    fair_share.work_enqueue(requeued)
     stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
     for job_id in stuck.values_list("pk", flat=True):
         queue.job_completion(job_id)

@@ -9,12 +9,12 @@ from django.utils import timezone
 
 from accounts.models import Account, KeyMode
 from billing.services import credits_release
-from jobs import files, queue, scheduling
+from jobs import fair_share, files, queue
 from jobs.callbacks import callback_attempt, callback_queue
+from jobs.fair_share import UNFINISHED
 from jobs.models import Chunk, DeletedJob, Job
 from jobs.notifications import job_finished_mail
 from jobs.results import JobNotFound
-from jobs.scheduling import UNFINISHED
 
 CANCELLED_BY_STAFF = "cancelled by staff"
 
@@ -129,5 +129,5 @@ def job_retry(*, job_id: str) -> bool:
         Chunk.objects.filter(pk__in=locked).update(
             state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
         )
-        transaction.on_commit(lambda: scheduling.work_enqueue(scheduling.work_for_new_job(len(locked))))
+        transaction.on_commit(lambda: fair_share.work_enqueue(fair_share.work_for_new_job(len(locked))))
     return True

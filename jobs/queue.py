@@ -34,7 +34,7 @@ SCHEDULES = (
 
 
 def chunk_work(count: int) -> None:
-    """Queue `count` tasks that each run whichever chunk's turn it is (jobs/scheduling.py)."""
+    """Queue `count` tasks that each run whichever chunk's turn it is (jobs/fair_share.py)."""
     for _ in range(count):
         async_task(RUN_NEXT_CHUNK)
 

@@ -18,7 +18,7 @@ from django.db import models, transaction
 from accounts.models import Account, ApiKey, KeyMode
 from accounts.spend_caps import cap_require, cap_spend
 from billing.services import credits_require
-from jobs import files, scheduling
+from jobs import fair_share, files
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.evaluation import Estimate, list_evaluate
 from jobs.models import Chunk, Job, new_job_id
@@ -245,8 +245,8 @@ def job_created(
                 notify_email=notify_email,
             )
             Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-            tasks = scheduling.work_for_new_job(job.chunks.count())
-            transaction.on_commit(lambda: scheduling.work_enqueue(tasks))
+            tasks = fair_share.work_for_new_job(job.chunks.count())
+            transaction.on_commit(lambda: fair_share.work_enqueue(tasks))
             yield Submission(job, estimated_seconds(job.total, addresses=found.addresses, mode=mode))
     except BaseException:
         files.input_delete(name)

@@ -1,4 +1,4 @@
-"""The bulk worker's loop: run chunk after chunk, each the one whose turn it is (jobs/scheduling.py),
+"""The bulk worker's loop: run chunk after chunk, each the one whose turn it is (jobs/fair_share.py),
 and wait while the DNS resolver is broken. What one chunk goes through is jobs/chunks.py; a job's
 beginning and end, jobs/lifecycle.py."""
 
@@ -9,7 +9,7 @@ import time
 
 from django.conf import settings
 
-from jobs import scheduling
+from jobs import fair_share
 from jobs.chunks import chunk_claim, chunk_process, waiting_for_resolver
 from jobs.models import Chunk
 from lib import sql
@@ -17,7 +17,7 @@ from verification.resolver import resolver_last_finding
 
 
 def chunk_run_next(*, budget: float) -> int:
-    """Run chunks, each the one whose turn it is (jobs/scheduling.py), for up to `budget` seconds.
+    """Run chunks, each the one whose turn it is (jobs/fair_share.py), for up to `budget` seconds.
 
     Returns how many ran (at least one while any waits). One task goes on from chunk to chunk
     rather than one task a chunk: a round trip through the queue between chunks would leave the
@@ -29,23 +29,23 @@ def chunk_run_next(*, budget: float) -> int:
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
         if waiting_for_resolver():
             return ran
-        with scheduling.deep_slot() as slot:
+        with fair_share.deep_slot() as slot:
             chunk = _claim_next(deep=slot.held)
             if chunk is None:
                 return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
-            if not scheduling.is_slow(chunk.job):
+            if not fair_share.is_slow(chunk.job):
                 slot.give_back()  # a fast chunk: another worker may take deep work meanwhile
             chunk_process(chunk)
         ran += 1
         sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
         os.sched_yield()  # let the web in between chunks
-    if scheduling.work_waiting():
-        scheduling.work_enqueue(1)
+    if fair_share.work_waiting():
+        fair_share.work_enqueue(1)
     return ran
 
 
 def _claim_next(*, deep: bool) -> Chunk | None:
-    for chunk_id in scheduling.chunk_pick(deep=deep):
+    for chunk_id in fair_share.chunk_pick(deep=deep):
         chunk = chunk_claim(chunk_id=chunk_id)
         if chunk is not None:
             return chunk
@@ -72,4 +72,4 @@ def jobs_wait_for_resolver() -> bool:
 def chunks_resume() -> None:
     """Bulk work stopped for a broken resolver goes on, as many chunks at once as a new job's."""
     if not waiting_for_resolver():
-        scheduling.work_enqueue(settings.BULK_PARALLEL_CHUNKS)
+        fair_share.work_enqueue(settings.BULK_PARALLEL_CHUNKS)

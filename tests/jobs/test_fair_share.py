@@ -11,7 +11,7 @@ import time_machine
 from django.utils import timezone
 from django_q.models import OrmQ
 
-from jobs import scheduling
+from jobs import fair_share
 from jobs.chunks import chunk_claim
 from jobs.models import Chunk, Job
 from jobs.worker import chunk_run_next
@@ -34,7 +34,7 @@ def claim_order(times: int) -> list[str]:
     """Which job each next claim goes to (claims are left running, as busy workers' would be)."""
     order = []
     for _ in range(times):
-        (chunk_id, *_) = scheduling.chunk_pick()
+        (chunk_id, *_) = fair_share.chunk_pick()
         chunk = chunk_claim(chunk_id=chunk_id)
         assert chunk is not None
         order.append(chunk.job_id)
@@ -49,7 +49,7 @@ def test_accounts_take_turns_and_an_account_runs_its_oldest_job_first(db: None) 
     c1 = upload(c, rows(2, "c1")).json()["id"]  # 1 chunk
     order = claim_order(9)
     assert order == [a1, b1, c1, a1, b1, a1, b1, a2, a2]
-    assert scheduling.chunk_pick() == []
+    assert fair_share.chunk_pick() == []
 
 
 def test_a_new_customer_goes_next_whatever_the_backlog(db: None) -> None:
@@ -65,7 +65,7 @@ def test_a_new_customer_goes_next_whatever_the_backlog(db: None) -> None:
 def test_a_lease_that_ran_out_is_taken_again_in_its_turn(owner: Persona, settings: Any) -> None:
     job_id = upload(owner, rows(2, "x")).json()["id"]
     assert claim_order(1) == [job_id]
-    assert scheduling.chunk_pick() == []  # leased to a (dead) worker
+    assert fair_share.chunk_pick() == []  # leased to a (dead) worker
     with time_machine.travel(timezone.now() + timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS + 1)):
         assert claim_order(1) == [job_id]
         assert Chunk.objects.get(job_id=job_id).attempts == 2
