@@ -8,7 +8,10 @@ import os
 import pty
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.support.live_stack import LiveService
 
@@ -137,6 +140,22 @@ def test_a_service_that_is_down_is_one_line_and_a_non_zero_exit() -> None:
         held.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{held.getsockname()[1]}"
         env = {**os.environ, "VERIFIER_API_KEY": "ev_test_x", "VERIFIER_BASE_URL": url}
-        done = subprocess.run([VERIFIER, "verify", "a@b.com"], env=env, capture_output=True, text=True, timeout=120)
+        # One retry, not the default four: the same path (asked again after a backoff, then given up),
+        # without waiting out ~5 s of backoff.
+        argv = [VERIFIER, "verify", "a@b.com", "--retries", "1"]
+        started = time.monotonic()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - started
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: cannot reach {url}")
+    assert took < 4  # the default four retries back off for about 5 s
+
+
+@pytest.mark.parametrize("retries", ["-1", "11", "x"])
+def test_a_bad_retries_count_is_a_usage_error(retries: str) -> None:
+    env = {**os.environ, "VERIFIER_API_KEY": "ev_test_x", "VERIFIER_BASE_URL": "http://127.0.0.1:9"}
+    flag = subprocess.run([VERIFIER, "account", f"--retries={retries}"], env=env, capture_output=True, text=True)
+    assert flag.returncode == 2 and "retries" in flag.stderr
+    env["VERIFIER_RETRIES"] = retries
+    variable = subprocess.run([VERIFIER, "account"], env=env, capture_output=True, text=True)
+    assert variable.returncode == 2 and variable.stderr.startswith("error: retries must be a whole number")

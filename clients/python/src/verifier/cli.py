@@ -1,7 +1,8 @@
 """`verifier`: the command line tool (README.md beside this package lists every command).
 
-Reads the key from --api-key or VERIFIER_API_KEY and the service from --base-url or
-VERIFIER_BASE_URL. Results go to stdout as JSON; progress and errors to stderr. Exit status 0
+Reads the key from --api-key or VERIFIER_API_KEY, the service from --base-url or
+VERIFIER_BASE_URL, and how often a lost connection, a 429 or a 5xx is asked again from --retries or
+VERIFIER_RETRIES (4). Results go to stdout as JSON; progress and errors to stderr. Exit status 0
 on success, 1 on an API error, 2 on a usage error.
 """
 
@@ -29,7 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Absent from the namespace unless given (set_defaults would change the action the subcommands share).
     args.api_key, args.base_url = getattr(args, "api_key", None), getattr(args, "base_url", None)
     try:
-        with Client(args.api_key, base_url=args.base_url) as client:
+        retries = getattr(args, "retries", None)
+        retries = _retries(os.environ.get("VERIFIER_RETRIES") or str(DEFAULT_RETRIES)) if retries is None else retries
+        with Client(args.api_key, base_url=args.base_url, max_retries=retries) as client:
             return int(args.run(client, args) or 0)
     except VerifierError as error:
         print(f"error: {error.status} {error.code}: {error.message}", file=sys.stderr)
@@ -46,6 +49,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+DEFAULT_RETRIES = 4
+
+
+def _retries(value: str) -> int:
+    """A count of retries: a whole number from 0 to 10."""
+    if not value.isdigit() or int(value) > 10:
+        raise ValueError(f"retries must be a whole number from 0 to 10, not {value!r}")
+    return int(value)
+
+
 def _default_base_url() -> str:
     return os.environ.get("VERIFIER_BASE_URL") or "http://localhost:8000"
 
@@ -57,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--api-key", default=argparse.SUPPRESS, help="default: $VERIFIER_API_KEY")
     common.add_argument(
         "--base-url", default=argparse.SUPPRESS, help="default: $VERIFIER_BASE_URL, else http://localhost:8000"
+    )
+    common.add_argument(
+        "--retries",
+        type=_retries,
+        default=argparse.SUPPRESS,
+        help="asks again after a lost connection, a 429 or a 5xx, with backoff; default: $VERIFIER_RETRIES, else 4",
     )
     parser = argparse.ArgumentParser(
         prog="verifier", description="The email verification API from the command line.", parents=[common]
