@@ -18,7 +18,6 @@ from accounts.permissions import Action
 from billing import gateway, ledger, payments, prices, quotes, receipts, subscriptions
 from billing.forms import BillingDetailsForm
 from billing.models import Customer, Payment
-from billing.receipt_pdf import receipt_pdf as receipt_pdf_bytes
 from lib.errors import DomainError
 from lib.tokens import random_base62
 
@@ -139,6 +138,10 @@ def receipt(request: HttpRequest, account: Account, payment_id: int) -> HttpResp
 @require_GET
 def receipt_pdf(request: HttpRequest, account: Account, payment_id: int) -> HttpResponse:
     """The same receipt as a PDF file to download (another account's, or a failed payment: 404)."""
+    # Imported here, not at the top: fpdf2 and what it loads add about 45 MB to a process, and every
+    # web worker would carry them for a download few requests make.
+    from billing.receipt_pdf import receipt_pdf as receipt_pdf_bytes
+
     payment = paid(account, payment_id)
     response = HttpResponse(receipt_pdf_bytes(payment), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="receipt-{payment.number}.pdf"'
