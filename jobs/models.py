@@ -132,10 +132,14 @@ class Job(models.Model):
 
     @property
     def took(self) -> str:
-        """How long it ran, from its start to its end ("" until it has ended): "4 s", "2 min 5 s", "1 h 3 min"."""
+        """How long it ran, from its start to its end ("" until it has ended): "under a second", "4 s",
+        "2 min 5 s", "1 h 3 min"."""
         if self.started_at is None or self.completed_at is None:
             return ""
-        seconds = max(0, round((self.completed_at - self.started_at).total_seconds()))
+        exact = (self.completed_at - self.started_at).total_seconds()
+        if exact < 1:
+            return "under a second"
+        seconds = round(exact)
         if seconds < 60:
             return f"{seconds} s"
         if seconds < 3600:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +154,14 @@ def test_a_finished_jobs_page_says_when_it_started_and_finished_and_how_long_it_
     page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
     assert "Started <time" in page and ">24 Nov 2026, 09:00:00</time> · finished <time" in page
     assert ">24 Nov 2026, 09:02:05</time> · took <span data-took>2 min 5 s</span>" in page
+
+
+def test_a_job_done_within_a_second_took_under_a_second_not_0_s(owner: Persona, run_tasks: RunTasks) -> None:
+    job = finished(owner, run_tasks)
+    started = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
+    Job.objects.filter(pk=job.pk).update(started_at=started, completed_at=started + timedelta(milliseconds=400))
+    page = logged_in(owner).get(reverse("job", args=[job.pk])).content.decode()
+    assert "took <span data-took>under a second</span>" in page
 
 
 def test_no_download_button_offers_rows_the_job_does_not_have(owner: Persona, run_tasks: RunTasks) -> None:
