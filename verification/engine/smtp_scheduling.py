@@ -120,7 +120,7 @@ def probe_address(domain: str, key: bytes, today: date) -> str:
 def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
     """One of `name`'s `count` per-machine lock files, if one is free (its descriptor: close it to
     give the slot back; the kernel does so when the process dies), else None at once. HostSlots
-    takes them per MX address; the bulk workers' deep-chunk gate (jobs/scheduling.py) by name."""
+    takes them per MX address; the bulk workers' deep-chunk gate (jobs/fair_share.py) by name."""
     for slot in random.sample(range(count), count):
         path = Path(directory) / f"{name}.{slot}"
         try:
