@@ -36,7 +36,9 @@ JOBS = 100_000
 ACCOUNTS = 200
 # The dashboard's whole database work, as a share of one pass over the ledger (see above). Measured
 # 2026-11-25: SQLite 0.90 (5.6 without the ledger's usage index), PostgreSQL 1.45 (2.33 without
-# the jobs' status index). Each budget sits between the two.
+# the jobs' status index); 2026-11-26, with the daily usage and active accounts in the ORM
+# (ops/business.py): SQLite 0.84, PostgreSQL 1.27. Each budget sits between the indexed and
+# unindexed figures.
 BUDGET_SHARE_OF_A_PASS = {"sqlite": 1.25, "postgresql": 1.9}
 
 
