@@ -383,9 +383,11 @@ CALLBACK_RETRY_FACTOR = envfloat("CALLBACK_RETRY_FACTOR", 4.0, minimum=1.0)
 CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
 # Rows per chunk: one worker task, one credit reservation, one result part.
 BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
-# A deep job's chunks hold this many rows (at most BULK_CHUNK_SIZE), grouped by MX address within
-# each: a job of up to this many rows is asked as a whole (docs/deep.md, Bulk jobs).
+# A deep job's chunks hold this many rows (at most BULK_CHUNK_SIZE).
 BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 2000, minimum=1)
+# A deep worker takes this many of a job's rows at once (whole chunks), grouped by MX address across
+# them: a job of up to this many rows is asked as a whole (docs/deep.md, Bulk jobs).
+BULK_DEEP_BATCH_ROWS = envint("BULK_DEEP_BATCH_ROWS", 20000, minimum=1)
 # How many of a machine's bulk workers may run deep chunks at once: all but one by default, so a
 # fast job always finds a worker while deep jobs wait on mail servers (docs/deep.md, Bulk jobs).
 BULK_DEEP_WORKERS = envint("BULK_DEEP_WORKERS", max(1, Q_WORKERS - 1), minimum=1)

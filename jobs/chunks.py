@@ -51,25 +51,44 @@ MAX_CHUNK_ATTEMPTS = 3
 
 
 def chunk_process(chunk: Chunk) -> None:
-    if chunk.attempts > MAX_CHUNK_ATTEMPTS:
-        job_fail(job_id=chunk.job_id, reason=f"Chunk {chunk.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
+    chunks_process([chunk])
+
+
+def chunks_process(batch: Sequence[Chunk]) -> None:
+    """Verify claimed chunks of one job together, then settle each on its own (finished, deferred
+    or put back). A live deep job's worker takes a batch of its chunks (`fair_share.deep_batch`),
+    so their rows are grouped by MX address across the batch; any other chunk comes alone."""
+    job = batch[0].job
+    if crashed := next((chunk for chunk in batch if chunk.attempts > MAX_CHUNK_ATTEMPTS), None):
+        job_fail(job_id=job.pk, reason=f"Chunk {crashed.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
         return
     try:
-        emails = files.input_rows(chunk.job.input_name, chunk.index, chunk.reserved or 0)
+        rows = [files.input_rows(job.input_name, chunk.index, chunk.reserved or 0) for chunk in batch]
     except OSError:
-        logger.exception("job %s: input file unreadable", chunk.job_id)
-        job_fail(job_id=chunk.job_id, reason="The uploaded file could not be read.")
+        logger.exception("job %s: input file unreadable", job.pk)
+        job_fail(job_id=job.pk, reason="The uploaded file could not be read.")
         return
-    deep = chunk.job.validation_mode == ValidationMode.DEEP
+    emails = [email for chunk_rows in rows for email in chunk_rows]
+    deep = job.validation_mode == ValidationMode.DEEP
     with answers_withheld() as withheld:
         # a test key's job: the sandbox, which asks no resolver and no mail server
-        verdicts = sandbox_verdicts(emails) if chunk.job.key_mode == KeyMode.TEST else _verdicts(emails, deep=deep)
+        verdicts = sandbox_verdicts(emails) if job.key_mode == KeyMode.TEST else _verdicts(emails, deep=deep)
     if withheld or _failed_while_broken(verdicts, since=time.time()):  # fast and deep chunks alike
-        chunk_put_back(chunk=chunk)
+        for chunk in batch:
+            chunk_put_back(chunk=chunk)
         metrics.verdicts_withheld(len(verdicts), source="bulk")
         waiting_for_resolver()
         return
-    # Greylisted rows are asked again later (not of the sandbox: it would answer the same).
+    start = 0
+    for chunk, chunk_rows in zip(batch, rows, strict=True):
+        _chunk_settle(chunk, verdicts[start : start + len(chunk_rows)])
+        start += len(chunk_rows)
+    job_complete_if_done(job_id=job.pk)
+
+
+def _chunk_settle(chunk: Chunk, verdicts: list[Verdict]) -> None:
+    """Finish the chunk with its verdicts, or defer it when it holds greylisted rows to ask again
+    (not the sandbox's: it would answer the same)."""
     if (
         fair_share.is_slow(chunk.job)
         and chunk.retry_round < DEEP_RETRY_ROUNDS
@@ -84,7 +103,6 @@ def chunk_process(chunk: Chunk) -> None:
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
-    job_complete_if_done(job_id=chunk.job_id)
 
 
 def _verdicts(emails: list[str], *, deep: bool) -> list[Verdict]:

@@ -88,6 +88,22 @@ def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:
     return [pk for _, pk in sorted(picked, key=lambda row: order[row[0]])]
 
 
+def deep_batch(chunk: Chunk) -> list[int]:
+    """The chunks to take with a live deep job's chunk just claimed: the job's next claimable ones,
+    in order, while the batch stays within BULK_DEEP_BATCH_ROWS rows. Verified together, their rows
+    are grouped by MX address across the batch (docs/deep.md, Bulk jobs): an address's recipients
+    share the sessions politeness allows, whichever chunks hold them."""
+    room = settings.BULK_DEEP_BATCH_ROWS - chunk.size
+    mates = Chunk.objects.filter(claimable(timezone.now()), job_id=chunk.job_id).exclude(pk=chunk.pk)
+    picked: list[int] = []
+    for pk, size in mates.order_by("index").values_list("pk", "size"):
+        if size > room:
+            break
+        picked.append(pk)
+        room -= size
+    return picked
+
+
 def _last_served(jobs: list[tuple[str, int, datetime, datetime | None]]) -> dict[int, datetime]:
     """Per account, when any of its unfinished jobs last had a chunk claimed (from the rows already read)."""
     served: dict[int, datetime] = {}

@@ -10,7 +10,7 @@ import time
 from django.conf import settings
 
 from jobs import fair_share
-from jobs.chunks import chunk_claim, chunk_process, waiting_for_resolver
+from jobs.chunks import chunk_claim, chunk_process, chunks_process, waiting_for_resolver
 from jobs.models import Chunk
 from lib import sql
 from verification.resolver import resolver_last_finding
@@ -33,10 +33,13 @@ def chunk_run_next(*, budget: float) -> int:
             chunk = _claim_next(deep=slot.held)
             if chunk is None:
                 return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
-            if not fair_share.is_slow(chunk.job):
+            batch = [chunk]
+            if fair_share.is_slow(chunk.job):  # its batch mates, grouped by MX address with it
+                batch.extend(filter(None, (chunk_claim(chunk_id=pk) for pk in fair_share.deep_batch(chunk))))
+            else:
                 slot.give_back()  # a fast chunk: another worker may take deep work meanwhile
-            chunk_process(chunk)
-        ran += 1
+            chunks_process(batch)
+        ran += len(batch)
         sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
         os.sched_yield()  # let the web in between chunks
     if fair_share.work_waiting():
