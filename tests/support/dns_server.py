@@ -77,6 +77,7 @@ class DnsServer:
     loss: float = 0.0  # share of UDP queries dropped at random
     max_qps: float | None = None  # UDP answers a second at most; the rest are dropped
     dropped: int = 0
+    clients: set[tuple[str, int]] = field(default_factory=set)  # the (address, port) of each UDP query's sender
     everything: Behaviour | None = None  # a whole-server mode: this answer for every name
 
     def __post_init__(self) -> None:
@@ -135,6 +136,7 @@ class DnsServer:
                         data, peer = self._sock.recvfrom(4096)
                     except BlockingIOError:
                         break
+                    self.clients.add(peer)
                     if self._weather_drops():
                         continue
                     reply = self._answer(data)

@@ -170,6 +170,25 @@ def test_an_mx_hosts_addresses_are_its_a_and_aaaa_records(dns_server: DnsServer)
     assert host_addresses(dns_server, host="nowhere.com") == []  # NXDOMAIN
 
 
+def test_a_batchs_host_lookups_share_a_few_sockets_and_close_them(dns_server: DnsServer) -> None:
+    """Four hundred hosts' A and AAAA queries go out over at most SOCKETS_PER_NAMESERVER sockets
+    (source ports), not a socket a query, and none is left open once the lookups are done."""
+    hosts = [f"mx{i}.many.com" for i in range(400)]
+    for i, host in enumerate(hosts):
+        dns_server.set(host, HOST(f"192.0.2.{i % 250 + 1}"))
+    config = ResolverConfig(nameservers=(dns_server.address,), timeout=1.0, lifetime=2.0)
+    dns_server.clients.clear()
+
+    async def batch() -> tuple[list[list[str]], int]:
+        lookups = host_resolver(config)
+        found = await asyncio.gather(*(lookups(host) for host in hosts))
+        return found, len(getattr(lookups, "sockets"))
+
+    found, left_open = asyncio.run(batch())
+    assert found == [[f"192.0.2.{i % 250 + 1}"] for i in range(400)]
+    assert len({port for _, port in dns_server.clients}) <= 8 and left_open == 0
+
+
 def test_a_late_answer_about_an_mx_host_still_counts(dns_server: DnsServer) -> None:
     """Slower than the domain lookups' whole lifetime (a loaded machine): the host still has its
     address, rather than its recipients going to a backup host or being answered unreachable."""

@@ -2,10 +2,13 @@
 system's name lookup (getaddrinfo): a host name read from DNS is resolved by DNS alone.
 
 The queries are plain datagrams on the event loop, encoded and decoded by dnswire.py: a
-2,000-row deep job asks for hundreds of hosts' addresses, and dnspython's resolver spent more CPU
-on them (~0.45 ms a query) than the job's SMTP sessions did. Each lookup has a socket of its own
-and a random id; an answer counts only from a configured nameserver, with that id and the
-question asked.
+deep batch asks for thousands of hosts' addresses, and dnspython's resolver spent more CPU on
+them (~0.45 ms a query) than the batch's SMTP sessions did; so did a socket and a listening task
+of its own for each query (about a third of a 20,000-row batch's event loop, profiled). The
+lookups of one batch share a few connected sockets per nameserver, read by one callback each, as
+the domain lookups' BatchResolver (dns.py) does: the kernel drops datagrams from anyone but the
+nameserver, and an answer counts only with the id of a query in flight on that socket and the
+question asked. The sockets are closed whenever no lookup is in flight.
 
 A host lookup may take up to HOST_LOOKUP_SECONDS, asked again every `timeout` meanwhile (each
 nameserver in turn), however short the domain lookups' lifetime (VERIFIER_DNS_LIFETIME, tuned for
@@ -38,87 +41,114 @@ def host_resolver(config: ResolverConfig) -> HostResolver:
     """A cached lookup of MX hosts' addresses for one batch of sessions."""
     specs = config.nameservers
     servers = [parse_nameserver(spec) for spec in specs] if specs else list(system_nameservers())
-    lifetime = max(config.lifetime, HOST_LOOKUP_SECONDS)
-    found: dict[str, asyncio.Task[list[str]]] = {}
-
-    async def addresses(host: str) -> list[str]:
-        if host not in found:
-            found[host] = asyncio.ensure_future(_addresses(servers, host, config.timeout, lifetime))
-        return await found[host]
-
-    return addresses
+    return _HostLookups(servers, config.timeout, max(config.lifetime, HOST_LOOKUP_SECONDS))
 
 
-async def _addresses(servers: list[Nameserver], host: str, timeout: float, lifetime: float) -> list[str]:
-    try:
-        return [str(ipaddress.ip_address(host))]  # an MX naming an address literal
-    except ValueError:
-        pass
-    answers = await asyncio.gather(
-        *(_lookup(servers, host, rdtype, timeout, lifetime) for rdtype in (dnswire.A, dnswire.AAAA))
-    )
-    return [address for answer in answers for address in answer]
+class _HostLookups:
+    """One batch's host lookups (module docstring): each host asked once, A and AAAA at once."""
 
+    SOCKETS_PER_NAMESERVER = 8
 
-async def _lookup(servers: list[Nameserver], host: str, rdtype: int, timeout: float, lifetime: float) -> list[str]:
-    """The host's addresses of one type. The query goes to each nameserver in turn, again every
-    `timeout`, for `lifetime` in all, on sockets kept open throughout: an answer to an earlier try
-    that comes late still counts (a loaded nameserver is slow on every try alike)."""
-    name = host.rstrip(".").lower()
-    qid = secrets.randbits(16)
-    try:
-        query = dnswire.encode_query(qid, name, rdtype)
-    except (dnswire.WireError, UnicodeError):  # not a name a query can carry
+    def __init__(self, servers: list[Nameserver], timeout: float, lifetime: float) -> None:
+        self.servers, self.timeout, self.lifetime = servers, timeout, lifetime
+        self.found: dict[str, asyncio.Task[list[str]]] = {}
+        self.sockets: dict[tuple[int, int], socket.socket] = {}  # (nameserver, slot)
+        # (nameserver, slot, query id) -> the question and where its replies go
+        self.inflight: dict[tuple[int, int, int], tuple[str, asyncio.Queue[dnswire.Reply]]] = {}
+        self.sent = 0
+        self.running = 0  # lookups under way: the sockets are closed when none is
+
+    async def __call__(self, host: str) -> list[str]:
+        if host not in self.found:
+            self.found[host] = asyncio.ensure_future(self._addresses(host))
+        return await self.found[host]
+
+    async def _addresses(self, host: str) -> list[str]:
+        try:
+            return [str(ipaddress.ip_address(host))]  # an MX naming an address literal
+        except ValueError:
+            pass
+        answers = await asyncio.gather(*(self._lookup(host, rdtype) for rdtype in (dnswire.A, dnswire.AAAA)))
+        return [address for answer in answers for address in answer]
+
+    async def _lookup(self, host: str, rdtype: int) -> list[str]:
+        """The host's addresses of one type. The query goes to each nameserver in turn, again every
+        `timeout`, for `lifetime` in all; an answer to an earlier try that comes late still counts
+        (a loaded nameserver is slow on every try alike)."""
+        name = host.rstrip(".").lower()
+        answers: asyncio.Queue[dnswire.Reply] = asyncio.Queue()
+        keys: list[tuple[int, int, int]] = []
+        deadline = time.monotonic() + self.lifetime
+        self.running += 1
+        try:
+            for turn in itertools.count():
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.servers:
+                    break
+                try:
+                    keys.append(self._send(turn % len(self.servers), name, rdtype, answers))
+                except dnswire.WireError:  # not a name a query can carry
+                    return []
+                except OSError:
+                    pass  # the nameserver is unreachable from here: the next try goes to the next one
+                with contextlib.suppress(TimeoutError):
+                    reply = await asyncio.wait_for(answers.get(), min(self.timeout, left))
+                    if reply.rcode in (dnswire.NOERROR, dnswire.NXDOMAIN):
+                        return list(reply.addresses)
+                    # SERVFAIL, REFUSED: that nameserver cannot say; the next one is asked at once
+        finally:
+            for key in keys:
+                self.inflight.pop(key, None)
+            self.running -= 1
+            if not self.running:
+                self._close()
         return []
-    answers: asyncio.Queue[dnswire.Reply] = asyncio.Queue()
-    sockets: dict[int, socket.socket] = {}
-    listening: list[asyncio.Task[None]] = []
-    deadline = time.monotonic() + lifetime
-    try:
-        for turn in itertools.count():
-            left = deadline - time.monotonic()
-            if left <= 0 or not servers:
-                break
-            server = servers[turn % len(servers)]
-            family = socket.AF_INET6 if ":" in server[0] else socket.AF_INET
-            if family not in sockets:
-                sockets[family] = sock = socket.socket(family, socket.SOCK_DGRAM)
-                sock.setblocking(False)
-                listening.append(asyncio.ensure_future(_listen(sock, servers, qid, name, answers)))
-            with contextlib.suppress(OSError):
-                await asyncio.get_running_loop().sock_sendto(sockets[family], query, server)
-            with contextlib.suppress(TimeoutError):
-                reply = await asyncio.wait_for(answers.get(), min(timeout, left))
-                if reply.rcode in (dnswire.NOERROR, dnswire.NXDOMAIN):
-                    return list(reply.addresses)
-                # SERVFAIL, REFUSED: that nameserver cannot say; the next one is asked at once
-    finally:
-        for task in listening:
-            task.cancel()
-        # Closed only once the listeners are done, so no reader is left on a descriptor number
-        # that a later socket may be given.
-        await asyncio.gather(*listening, return_exceptions=True)
-        for sock in sockets.values():
+
+    def _send(self, server: int, name: str, rdtype: int, answers: asyncio.Queue[dnswire.Reply]) -> tuple[int, int, int]:
+        self.sent += 1
+        slot = self.sent % self.SOCKETS_PER_NAMESERVER
+        qid = secrets.randbits(16)
+        while (server, slot, qid) in self.inflight:
+            qid = secrets.randbits(16)
+        query = dnswire.encode_query(qid, name, rdtype)
+        self._socket(server, slot).send(query)
+        self.inflight[server, slot, qid] = (name, answers)
+        return (server, slot, qid)
+
+    def _socket(self, server: int, slot: int) -> socket.socket:
+        if (server, slot) not in self.sockets:
+            address, port = self.servers[server]
+            sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_DGRAM)
+            sock.setblocking(False)
+            try:
+                sock.connect((address, port))
+            except OSError:
+                sock.close()
+                raise
+            asyncio.get_running_loop().add_reader(sock, self._drain, sock, server, slot)
+            self.sockets[server, slot] = sock
+        return self.sockets[server, slot]
+
+    def _drain(self, sock: socket.socket, server: int, slot: int) -> None:
+        """Read every datagram waiting on the socket; each answering a query in flight goes to it."""
+        while True:
+            try:
+                data = sock.recv(_LARGEST_ANSWER)
+            except BlockingIOError:
+                return
+            except OSError:  # an ICMP "port unreachable" from a nameserver that is down, reported once
+                continue
+            try:
+                reply = dnswire.decode_reply(data)
+            except dnswire.WireError:
+                continue
+            asked = self.inflight.get((server, slot, reply.qid))
+            if asked is not None and reply.question == asked[0]:
+                asked[1].put_nowait(reply)
+
+    def _close(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sock in self.sockets.values():
+            loop.remove_reader(sock)
             sock.close()
-    return []
-
-
-async def _listen(
-    sock: socket.socket, servers: list[Nameserver], qid: int, name: str, answers: asyncio.Queue[dnswire.Reply]
-) -> None:
-    """Puts in `answers` each datagram from a nameserver answering our id and question."""
-    loop = asyncio.get_running_loop()
-    senders = {(ipaddress.ip_address(address), port) for address, port in servers}
-    while True:
-        try:
-            data, peer = await loop.sock_recvfrom(sock, _LARGEST_ANSWER)
-        except OSError:
-            continue  # an ICMP "port unreachable" from a nameserver that is down: keep listening
-        if (ipaddress.ip_address(peer[0]), peer[1]) not in senders:
-            continue
-        try:
-            reply = dnswire.decode_reply(data)
-        except dnswire.WireError:
-            continue
-        if reply.qid == qid and reply.question == name:
-            answers.put_nowait(reply)
+        self.sockets.clear()
