@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from jobs.models import Chunk
-
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.jobs.test_deep_jobs import deep_upload
