@@ -40,6 +40,7 @@ def deep_stack(
         VERIFIER_SMTP_LOCK_DIR=str(slots),
         VERIFIER_SMTP_GREYLIST_RETRY_SECONDS="1",
         BULK_CHUNK_LEASE_SECONDS="20",  # a chunk's sessions get half of it
+        BULK_DEEP_BATCH_ROWS="60",  # two chunks of 30 a batch: a job of 200 rows is asked in four
     ) as stack:
         yield stack
 
