@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 
 from verification.engine.lists import DATA_DIR
 
@@ -49,12 +49,13 @@ class Rule:
     kind: str  # "code" or "text"
     pattern: str
 
-    def matches(self, reply: Reply, text: str) -> bool:
-        if self.reply_class != "*" and str(reply.code)[:1] != self.reply_class:
+    def matches(self, reply_class: str, enhanced: str, text: str) -> bool:
+        """Whether a reply of `reply_class` ("4" or "5"), its enhanced code and its text (lowercase,
+        spaces folded) match the rule."""
+        if self.reply_class != "*" and reply_class != self.reply_class:
             return False
         if self.kind == "code":
-            code = reply.enhanced
-            return code.startswith(self.pattern) if self.pattern.endswith(".") else code == self.pattern
+            return enhanced.startswith(self.pattern) if self.pattern.endswith(".") else enhanced == self.pattern
         return self.pattern in text
 
 
@@ -73,11 +74,19 @@ def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
         return Meaning.UNREACHABLE
     if 200 <= reply.code < 400:
         return Meaning.ACCEPTED
+    return _at_step(_refusal_meaning(reply), recipient)
+
+
+@lru_cache(maxsize=4096)
+def _refusal_meaning(reply: Reply) -> Meaning:
+    """A 4xx or 5xx reply's meaning by the rules, kept: a session's refusals mostly repeat one text,
+    and each is read several times (its recipient's answer, the session's outcome and refusal)."""
     text = " ".join(reply.text.lower().split())
+    reply_class, enhanced = str(reply.code)[:1], reply.enhanced
     for rule in rules():
-        if rule.matches(reply, text):
-            return _at_step(rule.meaning, recipient)
-    return _at_step(_by_basic_code(reply.code), recipient)
+        if rule.matches(reply_class, enhanced, text):
+            return rule.meaning
+    return _by_basic_code(reply.code)
 
 
 def _at_step(found: Meaning, recipient: bool) -> Meaning:

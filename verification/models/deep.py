@@ -34,9 +34,9 @@ class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
         return {row.email: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
 
     def store_many(self, answers: dict[str, Answer]) -> None:
-        """One upsert for all, sorted, so writers lock in one order. Hand-written (lib/sql.py): a bulk
-        chunk stores 2,000, and the ORM's bulk_create spent more time building them than a
-        2,000-row deep job's SMTP sessions spend on CPU."""
+        """Upserts, sorted so writers lock in one order, a batch a transaction (sql.execute_batched).
+        Hand-written (lib/sql.py): a bulk chunk stores 2,000, and the ORM's bulk_create spent more
+        time building them than a 2,000-row deep job's SMTP sessions spend on CPU."""
         now = timezone.now()
         asked_at = sql.db_datetime(now)
         expiry = {meaning: sql.db_datetime(now + timedelta(seconds=s)) for meaning, s in MAILBOX_ANSWER_SECONDS.items()}
@@ -47,7 +47,7 @@ class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
         ]
         if not rows:
             return
-        sql.execute_many(
+        sql.execute_batched(
             f"INSERT INTO {sql.table(MailboxAnswer)} (email, code, text, meaning, asked_at, expires_at)"
             " VALUES (%s, %s, %s, %s, %s, %s)"
             " ON CONFLICT (email) DO UPDATE SET code = excluded.code, text = excluded.text,"
