@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from jobs import fair_share
+from jobs.chunks import chunk_claim
 from jobs.models import Chunk
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
@@ -78,3 +80,23 @@ def test_a_deep_batch_stops_at_its_row_budget(
     # alice@tenant0-15 and 16 probes; alice@tenant16-19, bob@tenant0-11 and 4 probes; bob@tenant12-19
     needed = [sessions_needed(16 + 16, 3), sessions_needed(16 + 4, 3), sessions_needed(8, 3)]
     assert needed == [3, 2, 1] and deep_farm.stats.sessions[MAILBOX] == sum(needed)
+
+
+def test_a_second_deep_worker_takes_the_jobs_next_batch(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    """A job larger than a batch is carried by more than one deep worker at once, a batch each."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
+    domains = _tenants(_resolver_on_loopback, 20)
+    deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains])  # 5 chunks
+
+    def batch_taken() -> list[int]:
+        first = chunk_claim(chunk_id=fair_share.chunk_pick()[0])
+        assert first is not None
+        mates = [chunk_claim(chunk_id=pk) for pk in fair_share.deep_batch(first)]
+        return [chunk.index for chunk in (first, *mates) if chunk is not None]
+
+    assert batch_taken() == [0, 1]
+    assert batch_taken() == [2, 3]  # while the first is still running
+    assert batch_taken() == [4]
+    assert fair_share.chunk_pick() == []
