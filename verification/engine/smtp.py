@@ -98,8 +98,9 @@ def wire_form(recipient: str) -> str:
     return f"{address.local}@{address.ascii_domain}"
 
 
-def needs_utf8(recipient: str) -> bool:
-    return not wire_form(recipient).isascii()
+def _wire_forms(recipients: list[str]) -> dict[str, str]:
+    """Each recipient's wire form, read once a session (each is asked about twice or more)."""
+    return {recipient: wire_form(recipient) for recipient in recipients}
 
 
 async def run_session(address: str, recipients: list[str], config: SmtpConfig) -> Session:
@@ -137,12 +138,13 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
             await client.starttls(validate_certs=False)
             step = "ehlo"
             await client.ehlo()  # what the server offers inside TLS (SMTPUTF8 among it)
-        askable = _askable(client, session, recipients)
+        wire = _wire_forms(recipients)
+        askable = _askable(client, session, recipients, wire)
         if askable:
             step = "mail"
-            await _mail(client, config, utf8=any(map(needs_utf8, askable)))
+            await _mail(client, config, utf8=not all(wire[r].isascii() for r in askable))
             step = "rcpt"
-            await _recipients(client, session, askable, config)
+            await _recipients(client, session, askable, wire, config)
         with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
             await client.quit(timeout=min(config.timeout, 2.0))
     except aiosmtplib.SMTPResponseException as exc:
@@ -151,28 +153,31 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
         session.failure, session.failed_at = Reply(0, f"{step}: {exc or type(exc).__name__}"), step
 
 
-def _askable(client: aiosmtplib.SMTP, session: Session, recipients: list[str]) -> list[str]:
+def _askable(client: aiosmtplib.SMTP, session: Session, recipients: list[str], wire: dict[str, str]) -> list[str]:
     """The recipients this server can be asked about: all when it offers SMTPUTF8, else those whose
     mailbox name is ASCII (the others are answered UTF8_NOT_OFFERED here)."""
     if client.supports_extension("smtputf8"):
         return recipients
-    for recipient in filter(needs_utf8, recipients):
-        session.answers[recipient] = UTF8_NOT_OFFERED
+    for recipient in recipients:
+        if not wire[recipient].isascii():
+            session.answers[recipient] = UTF8_NOT_OFFERED
     return [recipient for recipient in recipients if recipient not in session.answers]
 
 
-async def _recipients(client: aiosmtplib.SMTP, session: Session, recipients: list[str], config: SmtpConfig) -> None:
+async def _recipients(
+    client: aiosmtplib.SMTP, session: Session, recipients: list[str], wire: dict[str, str], config: SmtpConfig
+) -> None:
     """RCPT TO each. A further recipient refused as one too many gets a fresh transaction (RSET,
     MAIL FROM); refused again as the first of one, the session stops there: the caller asks it,
     and those after it, in sessions of their own."""
     in_transaction = 0
     for recipient in recipients:
-        reply = await _rcpt(client, recipient)
+        reply = await _rcpt(client, wire[recipient])
         if meaning(reply) is Meaning.TOO_MANY_RECIPIENTS and in_transaction:
             await client.rset()
-            await _mail(client, config, utf8=any(map(needs_utf8, recipients)))
+            await _mail(client, config, utf8=not all(wire[r].isascii() for r in recipients))
             in_transaction = 0
-            reply = await _rcpt(client, recipient)
+            reply = await _rcpt(client, wire[recipient])
         found = meaning(reply)
         if found is Meaning.TOO_MANY_RECIPIENTS:
             return
@@ -188,8 +193,8 @@ async def _mail(client: aiosmtplib.SMTP, config: SmtpConfig, *, utf8: bool) -> N
     await client.mail(config.mail_from, options=["SMTPUTF8"] if utf8 else None)
 
 
-async def _rcpt(client: aiosmtplib.SMTP, recipient: str) -> Reply:
-    wire = wire_form(recipient)
+async def _rcpt(client: aiosmtplib.SMTP, wire: str) -> Reply:
+    """RCPT TO the recipient's wire form."""
     if _PLAIN.fullmatch(wire):
         response = await client.execute_command(b"RCPT", b"TO:<" + wire.encode("ascii") + b">")
         return Reply(response.code, response.message)
