@@ -14,20 +14,16 @@ from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.jobs.test_deep_jobs import deep_upload
 from tests.jobs.test_processing import download, job_body
-from tests.support.dns_server import HOST, MX, DnsServer
+from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
+from tests.verification.test_smtp_grouping import MAILBOX, tenants
 from verification.engine.smtp_scheduling import sessions_needed
-
-MAILBOX = "127.0.0.2"  # alice exists, others do not
 
 
 def test_a_deep_jobs_sessions_per_mx_address_are_what_its_recipients_need(
     owner: Persona, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
 ) -> None:
-    dns, domains = _resolver_on_loopback, [f"tenant{i}.grouped.net" for i in range(20)]
-    for domain in domains:  # a host name per tenant, every one on the same address
-        dns.set(domain, MX(f"{domain.replace('.', '-')}.mail.protection.grouped.net"))
-        dns.set(f"{domain.replace('.', '-')}.mail.protection.grouped.net", HOST(MAILBOX))
+    domains = tenants(_resolver_on_loopback, 20)  # a host name per tenant, every one on the same address
     rows = [f"{local}@{domain}" for domain in domains for local in ("alice", "bob")]
     with run_tasks():
         job_id = deep_upload(owner, rows).json()["id"]
@@ -38,20 +34,11 @@ def test_a_deep_jobs_sessions_per_mx_address_are_what_its_recipients_need(
     assert deep_farm.stats.peak[MAILBOX] <= 3
 
 
-def _tenants(dns: DnsServer, count: int) -> list[str]:
-    """`count` domains, a host name each, every one on the farm's MAILBOX address (as Microsoft 365's tenants)."""
-    domains = [f"tenant{i}.grouped.net" for i in range(count)]
-    for domain in domains:
-        dns.set(domain, MX(f"{domain.replace('.', '-')}.mail.protection.grouped.net"))
-        dns.set(f"{domain.replace('.', '-')}.mail.protection.grouped.net", HOST(MAILBOX))
-    return domains
-
-
 def test_an_mx_addresss_rows_in_many_chunks_share_its_sessions_and_keep_their_order(
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
 ) -> None:
     settings.BULK_DEEP_CHUNK_SIZE = 8  # 40 rows: five chunks, every row on one MX address
-    domains = _tenants(_resolver_on_loopback, 20)
+    domains = tenants(_resolver_on_loopback, 20)
     rows = [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]
     with run_tasks():
         job_id = deep_upload(owner, rows).json()["id"]
@@ -71,7 +58,7 @@ def test_a_deep_batch_stops_at_its_row_budget(
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
 ) -> None:
     settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16  # batches of two chunks: 16, 16, 8 rows
-    domains = _tenants(_resolver_on_loopback, 20)
+    domains = tenants(_resolver_on_loopback, 20)
     rows = [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]
     with run_tasks():
         job_id = deep_upload(owner, rows).json()["id"]
@@ -87,7 +74,7 @@ def test_a_second_deep_worker_takes_the_jobs_next_batch(
 ) -> None:
     """A job larger than a batch is carried by more than one deep worker at once, a batch each."""
     settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
-    domains = _tenants(_resolver_on_loopback, 20)
+    domains = tenants(_resolver_on_loopback, 20)
     deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains])  # 5 chunks
 
     def batch_taken() -> list[int]:
