@@ -32,6 +32,7 @@ from jobs.fair_share import UNFINISHED
 from jobs.lifecycle import chunk_release, job_complete_if_done, job_fail
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
 from lib import metrics
+from lib.garbage import collector_paused
 from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
@@ -57,7 +58,13 @@ def chunk_process(chunk: Chunk) -> None:
 def chunks_process(batch: Sequence[Chunk]) -> None:
     """Verify claimed chunks of one job together, then settle each on its own (finished, deferred
     or put back). A live deep job's worker takes a batch of its chunks (`fair_share.deep_batch`),
-    so their rows are grouped by MX address across the batch; any other chunk comes alone."""
+    so their rows are grouped by MX address across the batch; any other chunk comes alone. The
+    cyclic garbage collector waits meanwhile (lib/garbage.py)."""
+    with collector_paused():
+        _chunks_process(batch)
+
+
+def _chunks_process(batch: Sequence[Chunk]) -> None:
     job = batch[0].job
     if crashed := next((chunk for chunk in batch if chunk.attempts > MAX_CHUNK_ATTEMPTS), None):
         job_fail(job_id=job.pk, reason=f"Chunk {crashed.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
