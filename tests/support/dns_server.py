@@ -30,7 +30,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import dns.flags
@@ -101,6 +101,15 @@ class DnsServer:
             return self.everything
         name = name.lower().rstrip(".")
         return self.zone.get(name) or self.default(name)
+
+    def warm(self, names: Iterable[str], qtype: int) -> None:
+        """Build the answers to `qtype` queries for these names now rather than at their first
+        query: a benchmark's farm does it before its clock, as a real resolver answers such names
+        from its cache (building an answer with dnspython costs ~0.3 ms of this server's CPU)."""
+        for name in names:
+            qname = name.lower().rstrip(".")
+            behaviour = self.behaviour(qname)
+            self._templates.setdefault((qname, qtype, behaviour), _template(qname, qtype, behaviour))
 
     def start(self) -> DnsServer:
         self._thread.start()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tests.support.dns_server import CNAME, HOST, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
 from tests.support.examples import examples
-from verification.engine import BatchResolver, DomainStatus, ResolverConfig, verify_many
+from verification.engine import BatchResolver, DomainStatus, ResolverConfig, dnswire, verify_many
 from verification.engine.dns import lookup_domains, parse_nameserver
 from verification.engine.dnswire import WireError, decode_reply, encode_query
 from verification.engine.mxhosts import HOST_LOOKUP_SECONDS, host_resolver
@@ -195,6 +195,21 @@ def _udp_ports_open() -> set[int]:
     """The local ports of the machine's open IPv4 UDP sockets (/proc/net/udp)."""
     lines = Path("/proc/net/udp").read_text().splitlines()[1:]
     return {int(line.split()[1].rsplit(":", 1)[1], 16) for line in lines}
+
+
+def test_a_warmed_answer_is_the_one_a_query_would_have_built(dns_server: DnsServer, second_server: DnsServer) -> None:
+    """DnsServer.warm (the benchmark farm's, before its clock) answers as a cold server does."""
+    for server in (dns_server, second_server):
+        server.set("mx1.warm.com", HOST("192.0.2.20"))
+        server.set("warm.com", MX("mx1.warm.com"))
+    for rdtype in (dnswire.A, dnswire.AAAA):
+        dns_server.warm(["mx1.warm.com"], rdtype)
+    dns_server.warm(["warm.com"], dnswire.MX)
+    for name, rdtype in (("mx1.warm.com", "A"), ("mx1.warm.com", "AAAA"), ("warm.com", "MX")):
+        query = dns.message.make_query(name, rdtype)
+        warm, cold = (dns.query.udp(query, "127.0.0.1", port=s.port, timeout=2) for s in (dns_server, second_server))
+        assert (warm.rcode(), warm.answer, warm.authority) == (cold.rcode(), cold.answer, cold.authority)
+        assert warm.answer or warm.authority
 
 
 def test_a_late_answer_about_an_mx_host_still_counts(dns_server: DnsServer) -> None:
