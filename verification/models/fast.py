@@ -36,7 +36,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         if sql.is_postgresql():
             yield from sql.fetch_all(select + " AND domain = ANY(%s)", [now, domains])
             return
-        for chunk in _batches(domains, 900):  # under SQLite's bound-parameter limit
+        for chunk in _batches(domains, sql.SQLITE_PARAMETERS):
             yield from sql.fetch_all(
                 select + f" AND domain IN ({sql.placeholders(len(chunk))})", [sql.db_datetime(now), *chunk]
             )
