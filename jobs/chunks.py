@@ -157,14 +157,13 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
             if taken is None:
                 return None
             chunk_id = taken
-        chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
+        chunk = Chunk.objects.get(pk=chunk_id)  # its job is read next, locked
         # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
         chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
         Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
         if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
-            Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
-                status=Job.Status.PROCESSING, started_at=now
-            )
+            if chunk.job.status == Job.Status.PENDING:  # read under the job's lock
+                Job.objects.filter(pk=chunk.job_id).update(status=Job.Status.PROCESSING, started_at=now)
             if chunk.reserved is None:
                 _reserve(chunk)
     return chunk
