@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from accounts.models import KeyMode
@@ -176,10 +176,17 @@ def _take(chunk_id: int, now: datetime) -> bool:
     # job would put them): PostgreSQL re-checks only those after waiting for a row another worker
     # was claiming, so each waiter would claim the chunk again.
     unfinished_jobs = Job.objects.filter(status__in=UNFINISHED).values("pk")
-    won = Chunk.objects.filter(fair_share.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs).update(
-        state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
-    )
+    claimable = Chunk.objects.filter(fair_share.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs)
+    if connection.features.has_select_for_update_skip_locked and not _row_locked(claimable):
+        return False  # another worker is claiming it: rather than wait for its commit (and lose), go on
+    won = claimable.update(state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease)
     return bool(won)
+
+
+def _row_locked(chunks: QuerySet[Chunk]) -> bool:
+    """PostgreSQL: lock the chunk's row for this transaction; False at once when another transaction
+    holds it (or it is not claimable)."""
+    return bool(chunks.select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
 
 
 def _sibling_take(chunk_id: int, now: datetime) -> int | None:
