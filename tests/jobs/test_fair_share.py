@@ -3,11 +3,14 @@ oldest job first within one."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 import time_machine
+from django.db import connection, connections, transaction
 from django.utils import timezone
 from django_q.models import OrmQ
 
@@ -155,3 +158,35 @@ def test_a_worker_whose_pick_was_taken_leaves_the_job_while_another_account_wait
     assert chunk_claim(chunk_id=first) is not None
     assert chunk_claim(chunk_id=first) is None  # b's turn: the worker goes on to its next pick
     assert Chunk.objects.filter(job_id=a1, attempts=0).count() == 2
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are PostgreSQL's")
+@committed_db
+def test_a_worker_does_not_wait_for_a_chunk_another_is_claiming() -> None:
+    # The other worker's claim holds the chunk's row until it commits: this one takes the next chunk at once.
+    persona = make_persona(plan_code="starter", credits=100)
+    job_id = upload(persona, rows(6, "locked")).json()["id"]  # 3 chunks
+    first = Chunk.objects.get(job_id=job_id, index=0).pk
+    locked, release = threading.Event(), threading.Event()
+
+    def other_worker() -> None:
+        try:
+            with transaction.atomic():
+                Chunk.objects.select_for_update().get(pk=first)
+                locked.set()
+                release.wait(5)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        assert locked.wait(5)
+        started = time.monotonic()
+        claim = chunk_claim(chunk_id=first)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        thread.join()
+    assert claim is not None and claim.index == 1
+    assert waited < 2
