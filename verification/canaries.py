@@ -83,6 +83,8 @@ def _checked(key: str, resolver: BatchResolver, canaries: tuple[str, ...], *, si
         return future.result()
     try:
         health = _check(resolver, canaries)
+        _store(key, health)  # before the check is let go: a caller coming after it finds the finding
+        future.set_result(health)
     except BaseException as exc:
         future.set_exception(exc)
         raise
@@ -90,8 +92,6 @@ def _checked(key: str, resolver: BatchResolver, canaries: tuple[str, ...], *, si
         with _running_lock:
             if _inline.get(key) is running:
                 del _inline[key]
-    future.set_result(health)
-    _store(key, health)
     return health
 
 
