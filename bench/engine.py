@@ -15,7 +15,16 @@ from functools import partial
 from bench.data import Dataset
 from bench.procs import current_rss_mib, peak_rss_mib, reset_peak_rss
 from bench.results import Measurement
-from verification.engine import BatchResolver, DomainAnswer, ResolverConfig, lookup_domains, verify_many
+from verification.engine import (
+    BatchResolver,
+    DomainAnswer,
+    ResolverConfig,
+    disposable,
+    lookup_domains,
+    providers,
+    verify_many,
+)
+from verification.engine.verdict import rules_load
 
 CHUNK = 2000
 
@@ -34,10 +43,20 @@ class DictCache:
             self.answers[answer.domain] = answer
 
 
+def as_a_fresh_worker() -> None:
+    """Each round starts as a bulk job's workers do (bench/README.md, "What is measured"): the rules'
+    lists read (a worker reads them as it starts), no per-domain memo left from an earlier round
+    (each round's job runs in new worker processes)."""
+    rules_load()
+    disposable.is_disposable.cache_clear()
+    providers.mail_provider.cache_clear()
+
+
 def run(data: Dataset, dns_address: str) -> Measurement:
     config = ResolverConfig(nameservers=(dns_address,), timeout=3, lifetime=3, concurrency=256)
     lookup = partial(lookup_domains, cache=DictCache(), resolver=BatchResolver(config))
     pid = os.getpid()
+    as_a_fresh_worker()
     reset = reset_peak_rss()
     before = current_rss_mib(pid)
     counts: dict[str, int] = {}

@@ -58,7 +58,8 @@ class BulkSubmitApi(AccountAPIView):
         email_column = request.POST.get("email_column")
         mode = request.POST.get("validation_mode") or ValidationMode.FAST
         key = request.headers.get(IDEMPOTENCY_HEADER)
-        fingerprinted = _fingerprint(upload, callback_url, email_column, mode)
+        # Only a request with a key is compared with an earlier one: no need to hash a 25 MiB file otherwise.
+        fingerprinted = _fingerprint(upload, callback_url, email_column, mode) if key is not None else ""
         claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, key_mode=self.key.key_mode)
         if claim.replay is not None:
             return claim.replay

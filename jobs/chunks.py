@@ -18,11 +18,11 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from accounts.models import KeyMode
@@ -176,28 +176,60 @@ def chunk_put_back(*, chunk: Chunk) -> bool:
 def chunk_claim(*, chunk_id: int) -> Chunk | None:
     """Take the chunk's lease (pending, or running with an expired lease) and its credits."""
     now = timezone.now()
+    with transaction.atomic():
+        if not _take(chunk_id, now):
+            taken = _sibling_take(chunk_id, now)  # another worker was quicker: the same job's next chunk
+            if taken is None:
+                return None
+            chunk_id = taken
+        chunk = Chunk.objects.get(pk=chunk_id)  # its job is read next, locked
+        # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
+        chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
+        Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
+        if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
+            if chunk.job.status == Job.Status.PENDING:  # read under the job's lock
+                Job.objects.filter(pk=chunk.job_id).update(status=Job.Status.PROCESSING, started_at=now)
+            if chunk.reserved is None:
+                _reserve(chunk)
+    return chunk
+
+
+def _take(chunk_id: int, now: datetime) -> bool:
+    """The conditional UPDATE that claims a chunk: True if this worker won it."""
     lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
     # The chunk's own conditions stay on the UPDATE itself, not in a subquery (as a join with the
     # job would put them): PostgreSQL re-checks only those after waiting for a row another worker
     # was claiming, so each waiter would claim the chunk again.
     unfinished_jobs = Job.objects.filter(status__in=UNFINISHED).values("pk")
-    with transaction.atomic():
-        won = Chunk.objects.filter(fair_share.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs).update(
-            state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease
-        )
-        if not won:
-            return None
-        chunk = Chunk.objects.select_related("job__account").get(pk=chunk_id)
-        # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
-        chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
-        Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
-        if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
-            Job.objects.filter(pk=chunk.job_id, status=Job.Status.PENDING).update(
-                status=Job.Status.PROCESSING, started_at=now
-            )
-            if chunk.reserved is None:
-                _reserve(chunk)
-    return chunk
+    claimable = Chunk.objects.filter(fair_share.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs)
+    if connection.features.has_select_for_update_skip_locked and not _row_locked(claimable):
+        return False  # another worker is claiming it: rather than wait for its commit (and lose), go on
+    won = claimable.update(state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease)
+    return bool(won)
+
+
+def _row_locked(chunks: QuerySet[Chunk]) -> bool:
+    """PostgreSQL: lock the chunk's row for this transaction; False at once when another transaction
+    holds it (or it is not claimable)."""
+    return bool(chunks.select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
+
+
+def _sibling_take(chunk_id: int, now: datetime) -> int | None:
+    """A chunk of the same fast job in place of `chunk_id`, which another worker claimed first; None
+    when another account's work waits (its turn: the worker takes its next pick) or none is left.
+
+    Every idle worker picks the fairest chunk, so on one job's backlog the workers all pick the same
+    one: without this, all but one would find nothing and end their task, and the job would run on
+    one worker (docs/bulk.md, "Many customers at once"). Deep jobs keep their own scheduling.
+    """
+    job = Job.objects.filter(chunks__pk=chunk_id, status__in=UNFINISHED).first()
+    if job is None or fair_share.is_slow(job):
+        return None
+    waiting = Chunk.objects.filter(fair_share.claimable(now), job__status__in=UNFINISHED)
+    if waiting.exclude(job__account_id=job.account_id).exists():
+        return None
+    candidates = waiting.filter(job_id=job.pk).order_by("index").values_list("pk", flat=True)
+    return next((pk for pk in candidates[: settings.BULK_PARALLEL_CHUNKS] if _take(pk, now)), None)
 
 
 def _reserve(chunk: Chunk) -> None:

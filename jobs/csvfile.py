@@ -117,7 +117,8 @@ class _Lines:
 
     def __next__(self) -> str:
         line = next(self.text)
-        if _CONTROL.search(line):
+        # Printable text holds no control character: the search is only for the rest (tabs, Unicode).
+        if not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
             raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
         self.count += 1
         self.last = line
@@ -195,7 +196,7 @@ def _filled_rows(reader: Iterator[list[str]], lines: _Lines, delimiter: str) -> 
         if len(row) > MAX_COLUMNS:
             raise CsvFileError("invalid_file", f"The file has more than {MAX_COLUMNS:,} columns.")
         consumed, seen = lines.count - seen, lines.count
-        if "".join(row).strip():
+        if (row and row[0].strip()) or "".join(row).strip():  # the first cell settles most rows
             yield row, lines.last.rstrip("\r\n") if consumed == 1 and delimiter == "," else None
 
 

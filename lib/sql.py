@@ -18,6 +18,9 @@ from typing import Any
 
 from django.db import connection, models, transaction
 
+# Parameters per statement on SQLite, under its bound-parameter limit (999 before SQLite 3.32).
+SQLITE_PARAMETERS = 900
+
 
 def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
     with connection.cursor() as cursor:

@@ -37,7 +37,8 @@ from verification.engine import BatchResolver
 logger = logging.getLogger(__name__)
 # How long the last finding stands in for a fresh one while a probe's check is still running.
 LAST_FINDING_SECONDS = 3600
-_running: dict[str, Future[ResolverHealth]] = {}
+_running: dict[str, Future[ResolverHealth]] = {}  # the probes' background checks
+_inline: dict[str, tuple[float, Future[ResolverHealth]]] = {}  # checks run by a caller, with when each began
 _running_lock = threading.Lock()
 
 
@@ -65,8 +66,32 @@ def resolver_health(resolver: BatchResolver, *, since: float | None = None) -> R
     key = _key(resolver, canaries)
     if (stored := _stored(key, since=since)) is not None:
         return stored
-    health = _check(resolver, canaries)
-    _store(key, health)
+    return _checked(key, resolver, canaries, since=since)
+
+
+def _checked(key: str, resolver: BatchResolver, canaries: tuple[str, ...], *, since: float | None) -> ResolverHealth:
+    """A check run here, or the one another thread of this process has under way, if it began after
+    `since`: web threads finding the finding stale at the same moment wait for one check, not one each."""
+    with _running_lock:
+        running = _inline.get(key)
+        joined = running is not None and (since is None or running[0] >= since)
+        if not joined:
+            running = _inline[key] = (time.time(), Future())
+    assert running is not None
+    future = running[1]
+    if joined:
+        return future.result()
+    try:
+        health = _check(resolver, canaries)
+        _store(key, health)  # before the check is let go: a caller coming after it finds the finding
+        future.set_result(health)
+    except BaseException as exc:
+        future.set_exception(exc)
+        raise
+    finally:
+        with _running_lock:
+            if _inline.get(key) is running:
+                del _inline[key]
     return health
 
 

@@ -34,7 +34,6 @@ from verification.engine.feedback import (
 from verification.engine.verdict import Deliverability
 from verification.models import CatchAllAnswer
 
-_LOOKUP_BATCH = 500
 # How long a refreshed global rate is believed: ten refreshes' worth, so a stopped worker shows as a
 # recomputation in an answer, never as a rate frozen for good.
 GLOBAL_RATE_SECONDS = 600
@@ -59,12 +58,7 @@ def _domain(email: str) -> str:
 
 
 def _rows(emails: list[str], since: datetime) -> Iterator[Row]:
-    distinct = sorted(set(emails))
-    for start in range(0, len(distinct), _LOOKUP_BATCH):
-        chunk = distinct[start : start + _LOOKUP_BATCH]
-        yield from FeedbackEvent.objects.deciding(chunk, since).values_list(
-            "email", "account_id", "outcome", "occurred_at"
-        )
+    return FeedbackEvent.objects.deciding(sorted(set(emails)), since)
 
 
 def _members(accounts: Collection[int]) -> dict[int, frozenset[int]]:

@@ -16,6 +16,7 @@ from django.utils.module_loading import import_string
 from django_q.models import Schedule
 
 from accounts.models import Membership, Role
+from lib import sql
 from tests.conftest import Persona, make_persona, sandboxed
 from tests.jobs.conftest import upload
 from verification.feedback import global_catch_all_rate
@@ -182,6 +183,25 @@ def test_bulk_rows_follow_feedback(owner: Persona, run_tasks: Any) -> None:
         ("jane@good.com", "invalid", "hard_bounce"),
         ("joe@good.com", "valid", ""),
     ]
+
+
+def test_a_bulk_chunk_of_more_addresses_than_one_statement_takes_follows_feedback_to_its_last_row(
+    owner: Persona, run_tasks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sql, "SQLITE_PARAMETERS", 10)  # so that a small chunk's lookup takes several
+    report(owner, "zz-last@good.com", "hard_bounce")  # first in the file, last (sorted) in its chunk's lookup
+    emails = ["zz-last@good.com"] + [f"user{n:02d}@good.com" for n in range(30)]
+    with run_tasks():
+        response = upload(owner, ("email\n" + "\n".join(emails) + "\n").encode())
+    job_id = response.json()["id"]
+    link = owner.get(f"/v1/jobs/{job_id}/results")["Location"].removeprefix("http://testserver")
+    body = b"".join(owner.client.get(link).streaming_content).decode()
+    rows = {row["email"]: (row["status"], row["feedback"]) for row in csv.DictReader(io.StringIO(body))}
+    assert (len(rows), rows["zz-last@good.com"], rows["user29@good.com"]) == (
+        31,
+        ("invalid", "hard_bounce"),
+        ("valid", ""),
+    )
 
 
 def test_a_fresh_account_has_no_feedback(db: None) -> None:

@@ -3,11 +3,14 @@ oldest job first within one."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 import time_machine
+from django.db import connection, connections, transaction
 from django.utils import timezone
 from django_q.models import OrmQ
 
@@ -127,3 +130,63 @@ def test_workers_picking_the_same_chunk_at_once_claim_it_once() -> None:
     assert sum(claim is not None for claim in claims) == 1
     assert Chunk.objects.get(pk=chunk_id).attempts == 1
     assert Job.objects.get(pk=job_id).status == Job.Status.PROCESSING
+
+
+@committed_db
+def test_workers_picking_the_same_chunk_of_one_job_each_take_one_of_its_chunks() -> None:
+    # One job's backlog: every idle worker picks its first chunk, and the ones that lose the claim
+    # take the job's next chunks instead of ending their task (so the job runs on every worker).
+    persona = make_persona(plan_code="starter", credits=100)
+    job_id = upload(persona, rows(10, "siblings")).json()["id"]  # 5 chunks
+    first = Chunk.objects.get(job_id=job_id, index=0).pk
+    claims = run_at_once(3, lambda: chunk_claim(chunk_id=first))
+    assert sorted(claim.index for claim in claims if claim is not None) == [0, 1, 2]
+    assert list(Chunk.objects.filter(job_id=job_id).order_by("index").values_list("attempts", flat=True)) == [
+        1,
+        1,
+        1,
+        0,
+        0,
+    ]
+
+
+def test_a_worker_whose_pick_was_taken_leaves_the_job_while_another_account_waits(db: None) -> None:
+    a, b = (make_persona(plan_code="starter", credits=100) for _ in range(2))
+    a1 = upload(a, rows(6, "a1")).json()["id"]  # 3 chunks
+    upload(b, rows(2, "b1"))
+    first = Chunk.objects.get(job_id=a1, index=0).pk
+    assert chunk_claim(chunk_id=first) is not None
+    assert chunk_claim(chunk_id=first) is None  # b's turn: the worker goes on to its next pick
+    assert Chunk.objects.filter(job_id=a1, attempts=0).count() == 2
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are PostgreSQL's")
+@committed_db
+def test_a_worker_does_not_wait_for_a_chunk_another_is_claiming() -> None:
+    # The other worker's claim holds the chunk's row until it commits: this one takes the next chunk at once.
+    persona = make_persona(plan_code="starter", credits=100)
+    job_id = upload(persona, rows(6, "locked")).json()["id"]  # 3 chunks
+    first = Chunk.objects.get(job_id=job_id, index=0).pk
+    locked, release = threading.Event(), threading.Event()
+
+    def other_worker() -> None:
+        try:
+            with transaction.atomic():
+                Chunk.objects.select_for_update().get(pk=first)
+                locked.set()
+                release.wait(5)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        assert locked.wait(5)
+        started = time.monotonic()
+        claim = chunk_claim(chunk_id=first)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        thread.join()
+    assert claim is not None and claim.index == 1
+    assert waited < 2

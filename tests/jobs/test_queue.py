@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from django_q.signals import post_spawn
+
 from jobs import queue, tasks
 from tests.support.queues import defined_tasks, is_task_of, named_tasks
+from verification.engine import disposable, lists, providers
 
 
 def _named() -> set[str]:
@@ -17,3 +20,12 @@ def test_every_name_queue_uses_is_a_function_of_jobs_tasks() -> None:
 
 def test_every_task_is_queued_or_scheduled_by_queue() -> None:
     assert defined_tasks(tasks) == _named()
+
+
+def test_a_worker_reads_the_verdict_rules_lists_as_it_starts() -> None:
+    # Before the first chunk it runs: the first customer after a start does not wait for them.
+    loaded = (disposable.disposable_domains, lists.role_local_parts, providers.host_patterns)
+    for cached in loaded:
+        cached.cache_clear()
+    post_spawn.send(sender="django_q", proc_name="Process-1")
+    assert [cached.cache_info().currsize for cached in loaded] == [1, 1, 1]

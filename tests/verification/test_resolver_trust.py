@@ -16,9 +16,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.conftest import Persona
+from tests.support.db import committed_db
 from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.portal import logged_in
+from tests.support.threads import run_at_once
 from verification.models import DomainRecord
 from verification.resolver import resolver_health
 
@@ -227,3 +229,16 @@ def test_readyz_answers_from_the_last_finding_while_a_new_check_waits(db: None, 
     assert max(seconds for seconds, _ in answers) < 1.0
     assert [dns for _, dns in answers[:-1]] == ["ok"] * (len(answers) - 1) and len(answers) > 1
     assert answers[-1][1].startswith("broken")  # only once a whole check found it so
+
+
+@committed_db
+def test_threads_that_find_no_finding_at_once_share_one_check(dns_server: DnsServer, settings: Any) -> None:
+    # A web worker's threads asking together wait for one check, not one each.
+    dns_server.delay = 0.2  # the first check is still in flight when the others ask
+    settings.VERIFIER_DNS_TIMEOUT = settings.VERIFIER_DNS_LIFETIME = 3.0  # no try times out, even on a busy machine
+    asked = dns_server.queries
+    findings = run_at_once(4, resolver_health)
+    assert [health is not None and not health.broken for health in findings] == [True] * 4
+    # One check asks the three canary names; four would ask twelve. (A query still in flight from an
+    # earlier test's background probe may land meanwhile.)
+    assert 3 <= dns_server.queries - asked < 6

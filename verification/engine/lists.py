@@ -39,6 +39,13 @@ def parent_domains(domain: str) -> Iterator[str]:
         yield ".".join(labels[i:])
 
 
+def lists_load() -> None:
+    """Read this module's lists now rather than at their first use (they are kept for the process's life)."""
+    free_providers()
+    role_local_parts()
+    _typo_index()
+
+
 def is_free_provider(domain: str) -> bool:
     return domain in free_providers()
 

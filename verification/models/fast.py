@@ -36,7 +36,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         if sql.is_postgresql():
             yield from sql.fetch_all(select + " AND domain = ANY(%s)", [now, domains])
             return
-        for chunk in _batches(domains, 900):  # under SQLite's bound-parameter limit
+        for chunk in _batches(domains, sql.SQLITE_PARAMETERS):
             yield from sql.fetch_all(
                 select + f" AND domain IN ({sql.placeholders(len(chunk))})", [sql.db_datetime(now), *chunk]
             )
@@ -77,17 +77,11 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         # SQLite has one writer at a time: rows are built before the write lock is taken, and a
         # bulk chunk's thousands of domains go in short transactions, so a single verification
         # waiting for the lock waits for one batch, not the chunk (a cache: no batch needs another).
+        # Expiries are converted once per distinct TTL (a chunk's answers share a handful), not per
+        # row; JSON is text on SQLite, as Django writes it.
         resolved_at = sql.db_datetime(now)
-        rows = [
-            (
-                a.domain,
-                a.status.value,
-                sql.db_json(list(a.mx_hosts)),
-                resolved_at,
-                sql.db_datetime(now + timedelta(seconds=a.ttl)),
-            )
-            for a in answers
-        ]
+        expiry = {ttl: sql.db_datetime(now + timedelta(seconds=ttl)) for ttl in {a.ttl for a in answers}}
+        rows = [(a.domain, a.status.value, json.dumps(list(a.mx_hosts)), resolved_at, expiry[a.ttl]) for a in answers]
         for batch in _batches(rows, SQLITE_WRITE_BATCH):
             with transaction.atomic():
                 sql.execute_many(statement, batch)
