@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from lib.garbage import lifelong_frozen
 from lib.schedules import keep_schedules
 from verification.engine.verdict import rules_load
 
@@ -19,5 +20,7 @@ class JobsConfig(AppConfig):
 
 
 def _worker_started(**_: object) -> None:
-    """A qcluster worker reads the verdict rules' lists as it starts, before any job is waiting on it."""
+    """A qcluster worker reads the verdict rules' lists as it starts, before any job is waiting on it,
+    then puts what it holds for life out of the garbage collector's walks (lib/garbage.py)."""
     rules_load()
+    lifelong_frozen()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from django_q.signals import post_spawn
 
 from jobs import queue, tasks
@@ -27,5 +29,9 @@ def test_a_worker_reads_the_verdict_rules_lists_as_it_starts() -> None:
     loaded = (disposable.disposable_domains, lists.role_local_parts, providers.host_patterns)
     for cached in loaded:
         cached.cache_clear()
-    post_spawn.send(sender="django_q", proc_name="Process-1")
-    assert [cached.cache_info().currsize for cached in loaded] == [1, 1, 1]
+    try:
+        post_spawn.send(sender="django_q", proc_name="Process-1")
+        assert [cached.cache_info().currsize for cached in loaded] == [1, 1, 1]
+        assert gc.get_freeze_count() > 0  # and out of the collector's walks from then on
+    finally:
+        gc.unfreeze()
