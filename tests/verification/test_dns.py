@@ -197,6 +197,24 @@ def _udp_ports_open() -> set[int]:
     return {int(line.split()[1].rsplit(":", 1)[1], 16) for line in lines}
 
 
+def test_host_lookups_keep_at_most_the_configured_queries_in_flight(dns_server: DnsServer) -> None:
+    """VERIFIER_DNS_CONCURRENCY bounds the host lookups as it does the domain lookups: 16 hosts' 32
+    queries, 4 at a time, each answered 50 ms late, take at least 8 turns of 50 ms."""
+    hosts = [f"mx{i}.paced.com" for i in range(16)]
+    for host in hosts:
+        dns_server.set(host, HOST("192.0.2.30"))
+    dns_server.delay = 0.05
+    config = ResolverConfig(nameservers=(dns_server.address,), timeout=2.0, lifetime=2.0, concurrency=4)
+
+    async def batch() -> list[list[str]]:
+        lookups = host_resolver(config)
+        return await asyncio.gather(*(lookups(host) for host in hosts))
+
+    started = time.monotonic()
+    assert asyncio.run(batch()) == [["192.0.2.30"]] * 16
+    assert time.monotonic() - started >= 8 * 0.05 * 0.9  # all 32 at once would take one turn
+
+
 def test_a_warmed_answer_is_the_one_a_query_would_have_built(dns_server: DnsServer, second_server: DnsServer) -> None:
     """DnsServer.warm (the benchmark farm's, before its clock) answers as a cold server does."""
     for server in (dns_server, second_server):

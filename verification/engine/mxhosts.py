@@ -41,7 +41,7 @@ def host_resolver(config: ResolverConfig) -> HostResolver:
     """A cached lookup of MX hosts' addresses for one batch of sessions."""
     specs = config.nameservers
     servers = [parse_nameserver(spec) for spec in specs] if specs else list(system_nameservers())
-    return _HostLookups(servers, config.timeout, max(config.lifetime, HOST_LOOKUP_SECONDS))
+    return _HostLookups(servers, config.timeout, max(config.lifetime, HOST_LOOKUP_SECONDS), config.concurrency)
 
 
 class _HostLookups:
@@ -49,8 +49,12 @@ class _HostLookups:
 
     SOCKETS_PER_NAMESERVER = 8
 
-    def __init__(self, servers: list[Nameserver], timeout: float, lifetime: float) -> None:
+    def __init__(self, servers: list[Nameserver], timeout: float, lifetime: float, concurrency: int) -> None:
         self.servers, self.timeout, self.lifetime = servers, timeout, lifetime
+        # At most VERIFIER_DNS_CONCURRENCY queries in flight, as the domain lookups: a 20,000-row
+        # batch's 8,000 host queries sent at once overflowed the nameserver's queue, and each lost
+        # one waited out a timeout (3 s) before it was asked again.
+        self.in_flight = asyncio.Semaphore(concurrency)
         self.found: dict[str, asyncio.Task[list[str]]] = {}
         self.sockets: dict[tuple[int, int], socket.socket] = {}  # (nameserver, slot)
         # (nameserver, slot, query id) -> the question and where its replies go
@@ -72,6 +76,10 @@ class _HostLookups:
         return [address for answer in answers for address in answer]
 
     async def _lookup(self, host: str, rdtype: int) -> list[str]:
+        async with self.in_flight:
+            return await self._asked(host, rdtype)
+
+    async def _asked(self, host: str, rdtype: int) -> list[str]:
         """The host's addresses of one type. The query goes to each nameserver in turn, again every
         `timeout`, for `lifetime` in all; an answer to an earlier try that comes late still counts
         (a loaded nameserver is slow on every try alike)."""
