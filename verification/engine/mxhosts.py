@@ -76,8 +76,14 @@ class _HostLookups:
         return [address for answer in answers for address in answer]
 
     async def _lookup(self, host: str, rdtype: int) -> list[str]:
-        async with self.in_flight:
-            return await self._asked(host, rdtype)
+        self.running += 1  # from the moment it waits for its turn: sockets stay open while any lookup waits
+        try:
+            async with self.in_flight:
+                return await self._asked(host, rdtype)
+        finally:
+            self.running -= 1
+            if not self.running:
+                self._close()
 
     async def _asked(self, host: str, rdtype: int) -> list[str]:
         """The host's addresses of one type. The query goes to each nameserver in turn, again every
@@ -87,7 +93,6 @@ class _HostLookups:
         answers: asyncio.Queue[dnswire.Reply] = asyncio.Queue()
         keys: list[tuple[int, int, int]] = []
         deadline = time.monotonic() + self.lifetime
-        self.running += 1
         try:
             for turn in itertools.count():
                 left = deadline - time.monotonic()
@@ -107,9 +112,6 @@ class _HostLookups:
         finally:
             for key in keys:
                 self.inflight.pop(key, None)
-            self.running -= 1
-            if not self.running:
-                self._close()
         return []
 
     def _send(self, server: int, name: str, rdtype: int, answers: asyncio.Queue[dnswire.Reply]) -> tuple[int, int, int]:
