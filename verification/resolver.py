@@ -52,7 +52,7 @@ class TrustedResolver(BatchResolver):
     An answer not believed becomes a failure: `unknown`, never cached. `strict` (bulk chunks: their
     verdicts are final and many) does not lean on a finding up to VERIFIER_DNS_CANARY_SECONDS old,
     which may predate the resolver breaking: it asks the canary names in the same batch as the
-    chunk's domains, first, so the batch vouches for itself at the cost of a few concurrent queries
+    chunk's domains, after them, so the batch vouches for itself at the cost of a few concurrent queries
     and no round trip of its own. A negative answer is believed when any canary of its batch
     answered. When every canary failed, the full check (asked twice, shared) decides: broken, the
     negative answers are withheld; working (a lost packet), they are asked once more, in a batch
@@ -75,7 +75,9 @@ class TrustedResolver(BatchResolver):
     def _vouched(self, domains: list[str], canaries: list[str], *, again: bool) -> dict[str, DomainAnswer]:
         """The domains' answers, asked in one batch after the canaries (see the class docstring)."""
         started = time.time()
-        asked = self._asked(dict.fromkeys([*canaries, *domains]))
+        # The canaries go last: an answer vouches for those asked before it (a resolver that breaks
+        # mid-batch fails the canaries too, instead of vouching for the lies that came before them).
+        asked = self._asked(dict.fromkeys([*domains, *canaries]))
         answers = {domain: asked[domain] for domain in domains}
         negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
         if not negative or any(asked[canary].mx_found for canary in canaries):
