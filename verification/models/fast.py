@@ -82,9 +82,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         resolved_at = sql.db_datetime(now)
         expiry = {ttl: sql.db_datetime(now + timedelta(seconds=ttl)) for ttl in {a.ttl for a in answers}}
         rows = [(a.domain, a.status.value, json.dumps(list(a.mx_hosts)), resolved_at, expiry[a.ttl]) for a in answers]
-        for batch in _batches(rows, SQLITE_WRITE_BATCH):
-            with transaction.atomic():
-                sql.execute_many(statement, batch)
+        sql.execute_batched(statement, rows, SQLITE_WRITE_BATCH)
 
 
 class DomainRecord(models.Model):
