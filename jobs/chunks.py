@@ -70,7 +70,7 @@ def _chunks_process(batch: Sequence[Chunk]) -> None:
         job_fail(job_id=job.pk, reason=f"Chunk {crashed.index} crashed {MAX_CHUNK_ATTEMPTS} times.")
         return
     try:
-        rows = [files.input_rows(job.input_name, chunk.index, chunk.reserved or 0) for chunk in batch]
+        rows = [files.input_rows(job.chunks_folder, chunk.index, chunk.reserved or 0) for chunk in batch]
     except OSError:
         logger.exception("job %s: input file unreadable", job.pk)
         job_fail(job_id=job.pk, reason="The uploaded file could not be read.")

@@ -92,9 +92,12 @@ def deep_batch(chunk: Chunk) -> list[int]:
     """The chunks to take with a live deep job's chunk just claimed: the job's next claimable ones,
     in order, while the batch stays within BULK_DEEP_BATCH_ROWS rows. Verified together, their rows
     are grouped by MX address across the batch (docs/deep.md, Bulk jobs): an address's recipients
-    share the sessions politeness allows, whichever chunks hold them."""
+    share the sessions politeness allows, whichever chunks hold them. A grouped job's batches were
+    dealt by MX address before it ran (jobs/grouping.py): the chunk's batch mates are its batch's."""
     room = settings.BULK_DEEP_BATCH_ROWS - chunk.size
     mates = Chunk.objects.filter(claimable(timezone.now()), job_id=chunk.job_id).exclude(pk=chunk.pk)
+    if chunk.batch is not None:
+        mates = mates.filter(batch=chunk.batch)
     picked: list[int] = []
     for pk, size in mates.order_by("index").values_list("pk", "size"):
         if size > room:

@@ -2,12 +2,16 @@
 
     jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
     jobs/<job id>/input/<index>.rows         their original rows, CSV lines separated by NUL
+    jobs/<job id>/grouped-<token>/<index>.csv  a grouped deep job's chunk: its addresses (jobs/grouping.py)
+    jobs/<job id>/grouped-<token>/<index>.pos  their positions in the input, one a line
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
     jobs/<job id>/original-<token>.csv       the same rows after the customer's own columns
     jobs/<job id>/downloads/<variant>.csv    a filtered download, made at its first request
 
-Input and parts are deleted once both result files exist; the rest goes with the job.
+Input (grouped chunks included) and parts are deleted once both result files exist; the rest goes
+with the job. A grouped job's parts are in its chunks' order: the result files put the rows back in
+input order by their positions.
 
 Parts and results carry an attempt number or a token in their names, so two
 workers racing on the same chunk or job never overwrite each other's file: the
@@ -22,6 +26,7 @@ import io
 import itertools
 import shutil
 import tempfile
+from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -73,9 +78,7 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
     folder = input_folder(job_id)
     try:
         for index, start in enumerate(range(0, len(addresses), chunk_size)):
-            buffer = io.StringIO()
-            csv.writer(buffer).writerows([address] for address in addresses[start : start + chunk_size])
-            _save(_input_name(folder, index), io.BytesIO(buffer.getvalue().encode()))
+            _addresses_save(_input_name(folder, index), addresses[start : start + chunk_size])
             # NUL never occurs in an accepted file (jobs/csvfile.py refuses it): a separator needing no quoting.
             joined = "\0".join(originals[start : start + chunk_size])
             _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
@@ -83,6 +86,48 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
         input_delete(folder)
         raise
     return folder
+
+
+def _addresses_save(name: str, addresses: Iterable[str]) -> None:
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([address] for address in addresses)
+    _save(name, io.BytesIO(buffer.getvalue().encode()))
+
+
+def grouped_save(job_id: str, addresses: Sequence[str], chunks: Sequence[Sequence[int]]) -> str:
+    """Store a grouped job's chunks in a folder of their own, each its addresses (`chunks`: their
+    positions in `addresses`) and those positions beside them; returns the folder."""
+    folder = f"jobs/{job_id}/grouped-{random_base62(8)}/"
+    try:
+        for index, positions in enumerate(chunks):
+            _addresses_save(_input_name(folder, index), (addresses[position] for position in positions))
+            _save(_positions_name(folder, index), io.BytesIO("\n".join(map(str, positions)).encode()))
+    except BaseException:
+        input_delete(folder)
+        raise
+    return folder
+
+
+def grouped_positions(folder: str, index: int, count: int) -> list[int]:
+    """The input positions of the first `count` addresses of a grouped job's chunk `index`."""
+    with default_storage.open(_positions_name(folder, index), "rb") as raw:
+        return [int(position) for position in raw.read().split()[:count]]
+
+
+def input_addresses(folder: str, total: int) -> list[str]:
+    """Every accepted address of an upload of `total`, in input order."""
+    return list(_in_order(input_rows, folder, total))
+
+
+def _in_order[T](read: Callable[[str, int, int], list[T]], folder: str, total: int) -> Iterator[T]:
+    """What `read` gives of each chunk file of the upload in turn, `total` rows in all."""
+    index, left = 0, total
+    while left > 0:
+        rows = read(folder, index, left)
+        if not rows:
+            raise OSError(f"{folder}: {total - left} rows of {total} stored")
+        yield from rows
+        left, index = left - len(rows), index + 1
 
 
 def input_rows(folder: str, index: int, count: int) -> list[str]:
@@ -99,8 +144,8 @@ def input_originals(folder: str, index: int, count: int) -> list[list[str]]:
     return list(csv.reader(lines))
 
 
-def input_delete(folder: str) -> None:
-    delete_quietly(*_folder_files(folder))
+def input_delete(*folders: str) -> None:
+    delete_quietly(*(name for folder in folders for name in _folder_files(folder)))
 
 
 def _input_name(folder: str, index: int) -> str:
@@ -111,20 +156,49 @@ def _originals_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.rows"
 
 
+def _positions_name(folder: str, index: int) -> str:
+    return f"{folder}{index:06d}.pos"
+
+
 def part_save(job_id: str, index: int, attempt: int, verdicts: Sequence[Verdict]) -> str:
     buffer = io.StringIO()
     csv.writer(buffer).writerows(result_row(verdict) for verdict in verdicts)
     return _save(f"jobs/{job_id}/parts/{index:06d}.a{attempt}.csv", io.BytesIO(buffer.getvalue().encode()))
 
 
-def result_assemble(job_id: str, part_names: Iterable[str]) -> str:
-    """Header, then every part in upload order, copied through a spool file."""
+def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: str = "", total: int = 0) -> str:
+    """Header, then every part's rows in input order, copied through a spool file. `parts` are (chunk
+    index, part name) in chunk order; a grouped job's chunks (`grouped`, of `total` rows) are not in
+    input order: their rows are put back by position."""
     with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
         spool.write((",".join(RESULT_COLUMNS) + "\r\n").encode())
-        for name in part_names:
-            with default_storage.open(name, "rb") as part:
-                shutil.copyfileobj(part, spool)
+        if grouped:
+            for _, line in _lines_in_input_order(parts, grouped, total):
+                spool.write(line)
+        else:
+            for _, name in parts:
+                with default_storage.open(name, "rb") as part:
+                    shutil.copyfileobj(part, spool)
         return _save(f"jobs/{job_id}/result-{random_base62(8)}.csv", spool)
+
+
+def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total: int) -> Iterator[tuple[int, bytes]]:
+    """A grouped job's result rows (CSV lines) with their input positions, in input order. The parts
+    are copied into a temporary file, each row's place in it noted (16 bytes a row), then read back
+    by position: memory does not grow with the rows' size, and one part is open at a time."""
+    starts, sizes = array("q", [-1]) * total, array("q", [0]) * total
+    with tempfile.TemporaryFile() as spool:
+        end = 0
+        for index, name in parts:
+            with default_storage.open(name, "rb") as part:
+                lines = part.read().splitlines(keepends=True)  # a result row holds no line break (result_row)
+            for position, line in zip(grouped_positions(grouped, index, len(lines)), lines, strict=True):
+                starts[position], sizes[position] = end, len(line)
+                end += spool.write(line)
+        for position in range(total):
+            if starts[position] >= 0:
+                spool.seek(starts[position])
+                yield position, spool.read(sizes[position])
 
 
 def original_header(columns: Sequence[str]) -> list[str]:
@@ -132,19 +206,42 @@ def original_header(columns: Sequence[str]) -> list[str]:
     return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS)]
 
 
-def original_assemble(job_id: str, columns: Sequence[str], input_name: str, parts: Iterable[tuple[int, str]]) -> str:
-    """Each processed address's original row (cells neutralised), then its verdict; `parts` are (index, part name)."""
+def original_assemble(
+    job_id: str,
+    columns: Sequence[str],
+    input_name: str,
+    parts: Iterable[tuple[int, str]],
+    *,
+    grouped: str = "",
+    total: int = 0,
+) -> str:
+    """Each processed address's original row (cells neutralised), then its verdict, in input order;
+    `parts` are (index, part name), and `grouped`, `total` as for result_assemble."""
 
     def rows() -> Iterator[list[str]]:
         yield [_cell(name) for name in original_header(columns)]
-        for index, name in parts:
-            verdicts = _csv_rows(name)
-            originals = input_originals(input_name, index, len(verdicts))
-            yield from (
-                _padded(original, len(columns)) + verdict for original, verdict in zip(originals, verdicts, strict=True)
-            )
+        joined = _joined_in_input_order(input_name, parts, grouped, total) if grouped else _joined(input_name, parts)
+        yield from (_padded(original, len(columns)) + verdict for original, verdict in joined)
 
     return _csv_save(f"jobs/{job_id}/original-{random_base62(8)}.csv", rows())
+
+
+def _joined(input_name: str, parts: Iterable[tuple[int, str]]) -> Iterator[tuple[list[str], list[str]]]:
+    """Each processed row's original cells and result cells, part by part."""
+    for index, name in parts:
+        verdicts = _csv_rows(name)
+        yield from zip(input_originals(input_name, index, len(verdicts)), verdicts, strict=True)
+
+
+def _joined_in_input_order(
+    input_name: str, parts: Iterable[tuple[int, str]], grouped: str, total: int
+) -> Iterator[tuple[list[str], list[str]]]:
+    """The same for a grouped job: its results put back in input order, its originals read in it."""
+    originals, at = _in_order(input_originals, input_name, total), 0
+    for position, line in _lines_in_input_order(parts, grouped, total):
+        original = next(itertools.islice(originals, position - at, None))
+        at = position + 1
+        yield original, next(csv.reader([line.decode()]))
 
 
 def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:

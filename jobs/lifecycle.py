@@ -26,7 +26,8 @@ def job_complete_if_done(*, job_id: str) -> bool:
     if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
         return False
     parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
-    name = files.result_assemble(job_id, parts.values_list("part_name", flat=True))
+    grouped, total = Job.objects.values_list("grouped_name", "total").get(pk=job_id)
+    name = files.result_assemble(job_id, parts.values_list("index", "part_name"), grouped=grouped, total=total)
     with transaction.atomic():
         won = Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).update(
             status=Job.Status.COMPLETED, result_name=name, completed_at=timezone.now()
@@ -130,4 +131,7 @@ def job_retry(*, job_id: str) -> bool:
             state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
         )
         transaction.on_commit(lambda: fair_share.work_enqueue(fair_share.work_for_new_job(len(locked))))
+        # failed before its rows were grouped (jobs/grouping.py): it has no chunks yet
+        if Job.objects.filter(pk=job_id, grouping=Job.Grouping.DUE).update(grouping_queued_at=now):
+            queue.job_grouping_on_commit(job_id)
     return True

@@ -59,6 +59,11 @@ class Job(models.Model):
         COMPLETED = "completed"
         FAILED = "failed"
 
+    class Grouping(models.TextChoices):
+        NONE = "", "not needed"
+        DUE = "due", "due"
+        DONE = "done", "done"
+
     id = models.CharField(primary_key=True, max_length=32, default=new_job_id, editable=False)
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="jobs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
@@ -88,6 +93,23 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     served_at = models.DateTimeField(null=True, blank=True, help_text="When a worker last took one of its chunks.")
+    # A live deep job larger than a batch is ordered by MX address before it runs (jobs/grouping.py).
+    grouping = models.CharField(
+        max_length=8,
+        choices=Grouping.choices,
+        blank=True,
+        default=Grouping.NONE,
+        db_default=Grouping.NONE,
+        help_text="due: its rows are being ordered by MX address; it has no chunks until then.",
+    )
+    grouped_name = models.CharField(
+        max_length=255,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="The chunks' addresses in MX-address order, in storage.",
+    )
+    grouping_queued_at = models.DateTimeField(null=True, blank=True, help_text="When its grouping was last queued.")
     key_mode = models.CharField(
         max_length=4,
         choices=KeyMode.choices,
@@ -112,6 +134,11 @@ class Job(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.COMPLETED, self.Status.FAILED)
+
+    @property
+    def chunks_folder(self) -> str:
+        """Where its chunks' addresses are read: in MX-address order once grouped, else as uploaded."""
+        return self.grouped_name or self.input_name
 
     @property
     def percent_processed(self) -> int:
@@ -203,6 +230,8 @@ class Chunk(models.Model):
     risky = models.PositiveIntegerField(default=0)
     unknown = models.PositiveIntegerField(default=0)
     part_name = models.CharField(max_length=255, blank=True)
+    # A grouped job's batch (jobs/grouping.py): a deep worker takes the chunks of one batch together.
+    batch = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["job", "index"]

@@ -61,7 +61,9 @@ def original_ensure(*, job: Job) -> str:
         return job.original_name
     parts = list(job.chunks.exclude(part_name="").order_by("index").values_list("index", "part_name"))
     try:
-        name = files.original_assemble(job.pk, job.columns, job.input_name, parts)
+        name = files.original_assemble(
+            job.pk, job.columns, job.input_name, parts, grouped=job.grouped_name, total=job.total
+        )
     except OSError:  # another caller won and deleted the input meanwhile
         return Job.objects.values_list("original_name", flat=True).get(pk=job.pk)
     won = Job.objects.filter(pk=job.pk, original_name="", files_expired_at__isnull=True).update(original_name=name)
@@ -69,6 +71,7 @@ def original_ensure(*, job: Job) -> str:
         files.delete_quietly(name)
         return Job.objects.values_list("original_name", flat=True).get(pk=job.pk)
     job.original_name = name
-    files.input_delete(job.input_name)  # only the result files are kept: downloads need nothing else
+    # only the result files are kept: downloads need nothing else
+    files.input_delete(*filter(None, (job.input_name, job.grouped_name)))
     files.delete_quietly(*(part for _, part in parts))
     return name

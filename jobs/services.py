@@ -14,11 +14,12 @@ from typing import Required, TypedDict, Unpack
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import models, transaction
+from django.utils import timezone
 
 from accounts.models import Account, ApiKey, KeyMode
 from accounts.spend_caps import cap_require, cap_spend
 from billing.services import credits_require
-from jobs import fair_share, files
+from jobs import fair_share, files, grouping, queue
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.evaluation import Estimate, list_evaluate
 from jobs.models import Chunk, Job, new_job_id
@@ -232,7 +233,7 @@ def job_created(
     name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
     try:
         with transaction.atomic():
-            job = Job.objects.create(
+            job = Job(
                 id=job_id,
                 account=account,
                 callback_url=callback_url,
@@ -244,9 +245,16 @@ def job_created(
                 key_mode=key_mode,
                 notify_email=notify_email,
             )
-            Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-            tasks = fair_share.work_for_new_job(job.chunks.count())
-            transaction.on_commit(lambda: fair_share.work_enqueue(tasks))
+            grouped = grouping.needs_grouping(job)  # its chunks come once its rows are ordered by MX address
+            if grouped:
+                job.grouping, job.grouping_queued_at = Job.Grouping.DUE, timezone.now()
+            job.save(force_insert=True)
+            if grouped:
+                queue.job_grouping_on_commit(job_id)
+            else:
+                Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
+                tasks = fair_share.work_for_new_job(job.chunks.count())
+                transaction.on_commit(lambda: fair_share.work_enqueue(tasks))
             yield Submission(job, estimated_seconds(job.total, addresses=found.addresses, mode=mode))
     except BaseException:
         files.input_delete(name)

@@ -35,6 +35,7 @@ from verification.engine.smtp_scheduling import (
     HostSlots,
     Prober,
     Slots,
+    mx_addresses,
     probe_address,
 )
 from verification.engine.syntax import normalise, parse
@@ -95,16 +96,7 @@ def deep_verify_many(
     """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
     the sessions may take (default: a single request's); a batch backs off longer after a 421.
     `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one)."""
-    emails = [normalise(raw) for raw in raw_emails]
-    answers: dict[str, DomainAnswer] = {}
-    lookup = lookup or domain_lookup()
-
-    def remembered(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
-        answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session
-        return answers
-
-    # The fast rules' verdicts answer a deep request too, and say so.
-    fast = [replace(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
+    fast, answers = _fast_verdicts(raw_emails, lookup or domain_lookup())
     candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
     if not candidates:
         return fast
@@ -113,6 +105,36 @@ def deep_verify_many(
     _remember(plan, findings)
     by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
     return [by_email.get(v.email, v) for v in fast]
+
+
+def session_keys(raw_emails: Sequence[str], *, lookup: DomainLookup) -> list[str]:
+    """Where each address's session would go, as a key: the MX addresses its domain's hosts lead to,
+    merged as a batch's sessions merge them (host names that differ but lead to one address share a
+    key); "" for an address the fast rules decide, which needs no session. A large deep job is
+    ordered by these before it is cut into batches (jobs/grouping.py)."""
+    fast, answers = _fast_verdicts(raw_emails, lookup)
+    hosts_of = {v.email: answers[_domain(v.email)].mx_hosts for v in fast if v.sub_status not in _DECIDED_FAST}
+    groups = list(set(hosts_of.values()))
+    resolve = host_resolver(resolver_config())
+
+    async def addresses() -> list[tuple[str, ...]]:
+        return await asyncio.gather(*(mx_addresses(resolve, hosts) for hosts in groups))
+
+    keys = {hosts: " ".join(found or hosts) for hosts, found in zip(groups, asyncio.run(addresses()), strict=True)}
+    return [keys[hosts_of[v.email]] if v.email in hosts_of else "" for v in fast]
+
+
+def _fast_verdicts(raw_emails: Sequence[str], lookup: DomainLookup) -> tuple[list[Verdict], dict[str, DomainAnswer]]:
+    """The fast rules' verdicts, which answer a deep request too (and say so), and the domains' answers."""
+    answers: dict[str, DomainAnswer] = {}
+
+    def remembered(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
+        answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session
+        return answers
+
+    emails = [normalise(raw) for raw in raw_emails]
+    fast = [replace(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
+    return fast, answers
 
 
 def _domain(email: str) -> str:

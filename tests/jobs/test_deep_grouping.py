@@ -5,16 +5,26 @@ opens 3 sessions, not 40, however many chunks hold them."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
-from jobs import fair_share
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+from django_q.models import OrmQ
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jobs import fair_share, files
 from jobs.chunks import chunk_claim
-from jobs.models import Chunk
+from jobs.grouping import batches_of, groupings_requeue_stale, job_group
+from jobs.models import Chunk, Job
 from tests.conftest import Persona
-from tests.jobs.conftest import RunTasks
+from tests.jobs.conftest import RunTasks, stored_files
 from tests.jobs.test_deep_jobs import deep_upload
 from tests.jobs.test_processing import download, job_body
-from tests.support.dns_server import DnsServer
+from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.verification.test_smtp_grouping import MAILBOX, tenants
 from verification.engine.smtp_scheduling import sessions_needed
@@ -75,7 +85,9 @@ def test_a_second_deep_worker_takes_the_jobs_next_batch(
     """A job larger than a batch is carried by more than one deep worker at once, a batch each."""
     settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
     domains = tenants(_resolver_on_loopback, 20)
-    deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains])  # 5 chunks
+    job_id = deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]).json()["id"]
+    assert fair_share.chunk_pick() == []  # larger than a batch: no chunk until its rows are grouped
+    assert job_group(job_id=job_id)  # one MX address's 40 rows: batches of 16, 16 and 8 rows, 5 chunks
 
     def batch_taken() -> list[int]:
         first = chunk_claim(chunk_id=fair_share.chunk_pick()[0])
@@ -87,3 +99,146 @@ def test_a_second_deep_worker_takes_the_jobs_next_batch(
     assert batch_taken() == [2, 3]  # while the first is still running
     assert batch_taken() == [4]
     assert fair_share.chunk_pick() == []
+
+
+CATCH_ALL = "127.0.0.3"  # the farm's catch-all: every recipient accepted
+
+
+def hosted_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]:
+    """Domains each naming an MX host of its own, every one of them on `address` (as tenants())."""
+    domains = [f"{name}{i}.deepfarm.net" for i in range(count)]
+    for domain in domains:
+        dns.set(domain, MX(f"mx.{domain}"))
+        dns.set(f"mx.{domain}", HOST(address))
+    return domains
+
+
+def upload_with_names(persona: Persona, rows: list[str]) -> str:
+    """A deep upload with a column of the customer's own beside the address."""
+    content = "email,name\n" + "".join(f"{email},Name {n}\n" for n, email in enumerate(rows))
+    data = {"file": SimpleUploadedFile("list.csv", content.encode(), "text/csv"), "validation_mode": "deep"}
+    response = persona.client.post("/v1/verify/bulk", data=data, headers=persona.auth({}))
+    assert response.status_code == 202, response.content
+    return str(response.json()["id"])
+
+
+def test_a_job_larger_than_a_batch_is_ordered_by_mx_address_so_each_address_is_asked_in_one_batch(
+    owner: Persona,
+    settings: Any,
+    deep_farm: MxFarm,
+    _resolver_on_loopback: DnsServer,
+    run_tasks: RunTasks,
+    media: Path,
+) -> None:
+    """Two MX addresses' rows alternate in the upload. Cut in upload order into batches of 24 rows,
+    each address would be asked in both batches (5 sessions each: 3, then 2); ordered by MX address
+    first, each address's 20 rows and 20 probes are one batch's, in the 3 sessions they need."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 24
+    mailbox = tenants(_resolver_on_loopback, 20)
+    catch_all = hosted_on(_resolver_on_loopback, CATCH_ALL, 20, "catchy")
+    rows = [email for pair in zip(mailbox, catch_all, strict=True) for email in (f"alice@{pair[0]}", f"bob@{pair[1]}")]
+    with run_tasks():
+        job_id = upload_with_names(owner, rows)
+    body = job_body(owner, job_id)
+    assert (body["status"], body["progress"]["valid"], body["progress"]["risky"]) == ("completed", 20, 20)
+    for address in (MAILBOX, CATCH_ALL):
+        assert deep_farm.stats.sessions[address] == sessions_needed(20 + 20, 3) == 3, address
+        assert deep_farm.stats.peak[address] <= 3
+    # the chunks: each holds one address's rows, and a batch of chunks is one address
+    batches = {chunk.batch for chunk in Chunk.objects.filter(job_id=job_id)}
+    assert batches == {0, 1} and Job.objects.get(pk=job_id).grouping == Job.Grouping.DONE
+    # both result files in input order, whatever order the chunks held the rows in
+    result = download(owner, body["result_download_url"])
+    status = result[0].index("status")
+    assert [(row[0], row[status]) for row in result[1:]] == [
+        (email, "valid" if email.startswith("alice@") else "risky") for email in rows
+    ]
+    response = owner.client.get(f"/v1/jobs/{job_id}/results?columns=original", headers=owner.auth({}))
+    assert response.status_code == 302
+    original = download(owner, response["Location"])
+    assert original[0][:3] == ["email", "name", "verifier_email"]
+    assert [row[:3] for row in original[1:]] == [[email, f"Name {n}", email] for n, email in enumerate(rows)]
+    # once both result files exist, only they are kept: the grouped chunks' files went with the input
+    kept = sorted(path.name.split("-")[0] for path in stored_files(media))
+    assert kept == ["original", "result"]
+
+
+def test_a_grouped_job_that_runs_out_of_credits_keeps_input_order_in_what_it_processed(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
+) -> None:
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 24
+    mailbox = tenants(_resolver_on_loopback, 20)
+    catch_all = hosted_on(_resolver_on_loopback, CATCH_ALL, 20, "catchy")
+    rows = [email for pair in zip(mailbox, catch_all, strict=True) for email in (f"alice@{pair[0]}", f"bob@{pair[1]}")]
+    owner.account.credit_balance = 30
+    owner.account.save(update_fields=["credit_balance"])
+    with run_tasks():
+        job_id = upload_with_names(owner, rows)
+    body = job_body(owner, job_id)
+    assert (body["status"], body["partial"], body["progress"]["processed"]) == ("completed", True, 30)
+    result = [row[0] for row in download(owner, body["result_download_url"])[1:]]
+    assert len(result) == 30 and set(result) <= set(rows)
+    assert result == sorted(result, key=rows.index)  # the processed rows, in input order
+
+
+def test_a_grouping_run_that_loses_to_another_leaves_nothing_behind(
+    owner: Persona,
+    settings: Any,
+    deep_farm: MxFarm,
+    _resolver_on_loopback: DnsServer,
+    media: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two runs of one job's grouping (its first worker was thought dead): the first to record its
+    folder creates the chunks, the other deletes its own folder and creates nothing."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
+    job_id = deep_upload(owner, [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]).json()["id"]
+    save = files.grouped_save
+
+    def another_run_wins_meanwhile(*args: Any) -> str:
+        folder = save(*args)
+        monkeypatch.setattr(files, "grouped_save", save)
+        assert job_group(job_id=job_id)  # the other run, finishing first
+        return folder
+
+    monkeypatch.setattr(files, "grouped_save", another_run_wins_meanwhile)
+    assert not job_group(job_id=job_id)
+    job = Job.objects.get(pk=job_id)
+    assert Chunk.objects.filter(job_id=job_id).count() == 3  # the winner's: 8, 8 and 4 rows
+    grouped = {path.parent.name for path in stored_files(media) if path.parent.name.startswith("grouped-")}
+    assert grouped == {job.grouped_name.rstrip("/").rsplit("/", 1)[1]}
+    assert not job_group(job_id=job_id)  # and a run after it finds the job grouped
+
+
+def test_a_lost_grouping_is_queued_again_after_a_lease(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    settings.BULK_DEEP_BATCH_ROWS = 16
+    job_id = deep_upload(owner, [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]).json()["id"]
+    assert groupings_requeue_stale() == 0  # queued just now: its task may be running
+    long_ago = timezone.now() - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS + 1)
+    Job.objects.filter(pk=job_id).update(grouping_queued_at=long_ago)
+    queued = OrmQ.objects.count()
+    assert groupings_requeue_stale() == 1
+    assert OrmQ.objects.count() == queued + 1
+    assert groupings_requeue_stale() == 0  # queued again now: not again before another lease
+    assert job_group(job_id=job_id) and groupings_requeue_stale() == 0
+
+
+def test_a_job_within_one_batch_is_not_grouped_first(
+    owner: Persona, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    job_id = deep_upload(owner, [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 5)]).json()["id"]
+    job = Job.objects.get(pk=job_id)
+    assert job.grouping == Job.Grouping.NONE and Chunk.objects.filter(job_id=job_id, batch=None).count() == 1
+
+
+@given(st.lists(st.sampled_from(["", "a", "b", "c", "d", "e"]), max_size=80), st.integers(min_value=1, max_value=20))
+def test_batches_hold_each_address_whole_when_it_fits(keys: list[str], budget: int) -> None:
+    batches = batches_of(keys, budget)
+    assert sorted(p for batch in batches for p in batch) == list(range(len(keys)))  # every row once
+    assert all(0 < len(batch) <= budget and batch == sorted(batch) for batch in batches)
+    for key in set(keys) - {""}:
+        holding = [n for n, batch in enumerate(batches) if any(keys[p] == key for p in batch)]
+        rows = keys.count(key)
+        assert len(holding) == -(-rows // budget) if rows > budget else len(holding) == 1

@@ -214,12 +214,7 @@ class Prober:
         return merged
 
     async def _addresses_of(self, hosts: tuple[str, ...]) -> tuple[str, ...]:
-        """The addresses a group's sessions may go to: those of its first MAX_MX_HOSTS hosts (the
-        bound of Bounded work, so a hostile MX record set costs no more lookups here either)."""
-        found: list[str] = []
-        for host in list(dict.fromkeys(hosts))[:MAX_MX_HOSTS]:
-            found.extend(await self.resolve(host))
-        return tuple(dict.fromkeys(found))
+        return await mx_addresses(self.resolve, hosts)
 
     async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
         waiting = list(recipients)
@@ -310,6 +305,16 @@ class Prober:
     def _settle(self, recipients: list[str], answer: Answer) -> None:
         for recipient in recipients:
             self.findings.answers.setdefault(recipient, answer)
+
+
+async def mx_addresses(resolve: HostResolver, hosts: Sequence[str]) -> tuple[str, ...]:
+    """The addresses a group's sessions may go to: those of its first MAX_MX_HOSTS hosts (the bound
+    of Bounded work, so a hostile MX record set costs no more lookups here either). Groups whose
+    hosts lead to the same addresses share sessions."""
+    found: list[str] = []
+    for host in list(dict.fromkeys(hosts))[:MAX_MX_HOSTS]:
+        found.extend(await resolve(host))
+    return tuple(dict.fromkeys(found))
 
 
 def sessions_needed(recipients: int, per_host: int) -> int:
