@@ -12,7 +12,7 @@ from lib.admin import ReadOnlyAdmin, ReadOnlyInline
 
 class ChunkInline(ReadOnlyInline):
     model = Chunk
-    fields = ["index", "size", "state", "attempts", "lease_expires_at", "reserved", "processed"]
+    fields = ["index", "batch", "size", "state", "attempts", "lease_expires_at", "reserved", "processed"]
 
 
 class CallbackAttemptInline(ReadOnlyInline):

@@ -29,6 +29,7 @@ from accounts.models import KeyMode
 from billing.services import credits_reserve
 from jobs import fair_share, files, queue
 from jobs.fair_share import UNFINISHED
+from jobs.grouping import grouping_stalled
 from jobs.lifecycle import chunk_release, job_complete_if_done, job_fail
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
 from lib import metrics
@@ -300,6 +301,8 @@ def chunks_requeue_stale() -> int:
         requeued += Chunk.objects.filter(pk=chunk_id, queued_at=queued_at).update(queued_at=now)
     if fair_share.work_stalled(now):
         requeued += settings.BULK_PARALLEL_CHUNKS
+    if grouping_stalled(now):  # a large deep job waits to be grouped, and its task was lost
+        requeued += 1
     fair_share.work_enqueue(requeued)
     stuck = Job.objects.filter(status=Job.Status.PROCESSING).exclude(chunks__state__in=["pending", "running"])
     for job_id in stuck.values_list("pk", flat=True):

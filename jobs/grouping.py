@@ -8,22 +8,25 @@ first resolves all its domains and their MX hosts' addresses, deals each address
 into batches, and only then creates the chunks, each recording its batch. The chunks' files say
 where each row came from, and the result files put the rows back in input order (jobs/files.py).
 
-The task may run twice (its worker died, and the stale-work sweep queued it again): each run
-writes a folder of its own, and the one that records its folder on the job, while the job still
-waits for it, creates the chunks; the other deletes its folder.
+A worker holding a deep slot does the grouping (`job_group_next`), before it takes a chunk: the
+worker kept for fast jobs never does. It claims the grouping first; a claim over a lease old is
+taken again (its worker died). Should two runs overlap, each writes a folder of its own, and the
+one that records its folder on the job, while the job still waits for it, creates the chunks;
+the other deletes its folder.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from jobs import fair_share, files, queue
+from jobs import fair_share, files
 from jobs.lifecycle import job_fail
 from jobs.models import Chunk, Job
 from verification.deep import session_keys
@@ -105,15 +108,30 @@ def batches_of(keys: Sequence[str], budget: int) -> list[list[int]]:
     return [sorted(batch) for batch in batches]
 
 
-def groupings_requeue_stale() -> int:
-    """Queue again the grouping of jobs whose task was lost (its worker died): due, and queued more
-    than a lease ago. Returns how many."""
+def _claimable(now: datetime) -> Q:
+    """Due groupings no worker is running: never taken, or taken over a lease ago (that worker died)."""
+    lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    taken_long_ago = Q(grouping_claimed_at__isnull=True) | Q(grouping_claimed_at__lt=now - lease)
+    return Q(taken_long_ago, status=Job.Status.PENDING, grouping=Job.Grouping.DUE)
+
+
+def job_group_next() -> bool:
+    """Group the oldest job waiting for it, if any; a worker holding a deep slot asks before it takes
+    a chunk (jobs/worker.py), so grouping never takes the worker kept for fast jobs. False if none."""
     now = timezone.now()
+    for job_id in Job.objects.filter(_claimable(now)).order_by("created_at").values_list("pk", flat=True)[:5]:
+        if Job.objects.filter(_claimable(now), pk=job_id).update(grouping_claimed_at=now):  # this worker's
+            job_group(job_id=job_id)
+            return True
+    return False
+
+
+def grouping_waiting() -> bool:
+    return Job.objects.filter(_claimable(timezone.now())).exists()
+
+
+def grouping_stalled(now: datetime) -> bool:
+    """A job has waited over a lease for its grouping, which no worker runs: the task that would
+    have run it was lost (fair_share.work_stalled says the same of chunks)."""
     cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
-    stale = Job.objects.filter(status=Job.Status.PENDING, grouping=Job.Grouping.DUE, grouping_queued_at__lt=cutoff)
-    requeued = 0
-    for job_id, queued_at in stale.values_list("pk", "grouping_queued_at")[:100]:
-        if Job.objects.filter(pk=job_id, grouping_queued_at=queued_at).update(grouping_queued_at=now):
-            queue.job_grouping(job_id)
-            requeued += 1
-    return requeued
+    return Job.objects.filter(_claimable(now), created_at__lt=cutoff).exists()

@@ -131,7 +131,7 @@ def job_retry(*, job_id: str) -> bool:
             state=Chunk.State.PENDING, attempts=0, lease_expires_at=None, reserved=None, queued_at=now
         )
         transaction.on_commit(lambda: fair_share.work_enqueue(fair_share.work_for_new_job(len(locked))))
-        # failed before its rows were grouped (jobs/grouping.py): it has no chunks yet
-        if Job.objects.filter(pk=job_id, grouping=Job.Grouping.DUE).update(grouping_queued_at=now):
-            queue.job_grouping_on_commit(job_id)
+        # failed before its rows were grouped (jobs/grouping.py): no chunks yet, a deep worker groups it
+        if Job.objects.filter(pk=job_id, grouping=Job.Grouping.DUE).update(grouping_claimed_at=None):
+            transaction.on_commit(lambda: fair_share.work_enqueue(1))
     return True

@@ -109,7 +109,9 @@ class Job(models.Model):
         db_default="",
         help_text="The chunks' addresses in MX-address order, in storage.",
     )
-    grouping_queued_at = models.DateTimeField(null=True, blank=True, help_text="When its grouping was last queued.")
+    grouping_claimed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a deep worker took its grouping (taken again a lease later)."
+    )
     key_mode = models.CharField(
         max_length=4,
         choices=KeyMode.choices,

@@ -20,7 +20,6 @@ from lib.schedules import Every
 TASKS = "jobs.tasks"
 RUN_NEXT_CHUNK = f"{TASKS}.run_next_chunk"
 COMPLETE_JOB = f"{TASKS}.complete_job"
-GROUP_JOB = f"{TASKS}.group_deep_job"
 ASSEMBLE_ORIGINAL = f"{TASKS}.assemble_original"
 DELIVER_CALLBACK = f"{TASKS}.deliver_callback"
 RESUME_CHUNKS = f"{TASKS}.resume_chunks"
@@ -54,15 +53,6 @@ def chunk_work_resumed(*, when: datetime) -> None:
     tasks stopped; a rare race making two costs a few extra tasks that find nothing to claim)."""
     if not Schedule.objects.filter(name=RESUME_SCHEDULE).exists():
         schedule(RESUME_CHUNKS, name=RESUME_SCHEDULE, schedule_type=Schedule.ONCE, next_run=when)
-
-
-def job_grouping(job_id: str) -> None:
-    """A large deep job's rows ordered by MX address before it runs (jobs/grouping.py)."""
-    async_task(GROUP_JOB, job_id)
-
-
-def job_grouping_on_commit(job_id: str) -> None:
-    transaction.on_commit(lambda: job_grouping(job_id))
 
 
 def job_completion(job_id: str) -> None:

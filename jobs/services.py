@@ -14,12 +14,11 @@ from typing import Required, TypedDict, Unpack
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import models, transaction
-from django.utils import timezone
 
 from accounts.models import Account, ApiKey, KeyMode
 from accounts.spend_caps import cap_require, cap_spend
 from billing.services import credits_require
-from jobs import fair_share, files, grouping, queue
+from jobs import fair_share, files, grouping
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
 from jobs.evaluation import Estimate, list_evaluate
 from jobs.models import Chunk, Job, new_job_id
@@ -246,15 +245,12 @@ def job_created(
                 notify_email=notify_email,
             )
             grouped = grouping.needs_grouping(job)  # its chunks come once its rows are ordered by MX address
-            if grouped:
-                job.grouping, job.grouping_queued_at = Job.Grouping.DUE, timezone.now()
+            job.grouping = Job.Grouping.DUE if grouped else Job.Grouping.NONE
             job.save(force_insert=True)
-            if grouped:
-                queue.job_grouping_on_commit(job_id)
-            else:
+            if not grouped:
                 Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
-                tasks = fair_share.work_for_new_job(job.chunks.count())
-                transaction.on_commit(lambda: fair_share.work_enqueue(tasks))
+            tasks = 1 if grouped else fair_share.work_for_new_job(job.chunks.count())  # a deep worker groups it
+            transaction.on_commit(lambda: fair_share.work_enqueue(tasks))
             yield Submission(job, estimated_seconds(job.total, addresses=found.addresses, mode=mode))
     except BaseException:
         files.input_delete(name)

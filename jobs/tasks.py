@@ -10,7 +10,6 @@ from django.utils import timezone
 from jobs import files
 from jobs.callbacks import callback_attempt
 from jobs.chunks import chunks_requeue_stale
-from jobs.grouping import groupings_requeue_stale, job_group
 from jobs.lifecycle import job_complete_if_done
 from jobs.models import Job
 from jobs.results import original_ensure
@@ -36,12 +35,6 @@ def resume_chunks() -> None:
     chunks_resume()
 
 
-def group_deep_job(job_id: str) -> None:
-    """A large deep job's rows ordered by MX address, then its chunks created (jobs/grouping.py)."""
-    lower_priority(settings.BULK_WORKER_NICENESS)
-    job_group(job_id=job_id)
-
-
 def complete_job(job_id: str) -> None:
     job_complete_if_done(job_id=job_id)
 
@@ -54,8 +47,8 @@ def assemble_original(job_id: str) -> None:
 
 
 def requeue_stale_chunks() -> int:
-    """Every second (jobs/queue.py SCHEDULES): re-queue abandoned chunks, and lost groupings."""
-    return chunks_requeue_stale() + groupings_requeue_stale()
+    """Every minute (a Schedule made by a data migration): re-queue abandoned chunks."""
+    return chunks_requeue_stale()
 
 
 def deliver_callback(delivery_id: int, number: int | None = None) -> None:

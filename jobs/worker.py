@@ -11,6 +11,7 @@ from django.conf import settings
 
 from jobs import fair_share
 from jobs.chunks import chunk_claim, chunk_process, chunks_process, waiting_for_resolver
+from jobs.grouping import grouping_waiting, job_group_next
 from jobs.models import Chunk
 from lib import sql
 from verification.resolver import resolver_last_finding
@@ -30,6 +31,9 @@ def chunk_run_next(*, budget: float) -> int:
         if waiting_for_resolver():
             return ran
         with fair_share.deep_slot() as slot:
+            if slot.held and job_group_next():  # a large deep job's rows ordered by MX address first
+                ran += 1
+                continue
             chunk = _claim_next(deep=slot.held)
             if chunk is None:
                 return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
@@ -42,7 +46,7 @@ def chunk_run_next(*, budget: float) -> int:
         ran += len(batch)
         sql.wal_checkpoint()  # the worker pays for the write-ahead log's copying, not a verification
         os.sched_yield()  # let the web in between chunks
-    if fair_share.work_waiting():
+    if fair_share.work_waiting() or grouping_waiting():
         fair_share.work_enqueue(1)
     return ran
 

@@ -17,9 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jobs import fair_share, files
-from jobs.chunks import chunk_claim
-from jobs.grouping import batches_of, groupings_requeue_stale, job_group
+from jobs.chunks import chunk_claim, chunks_requeue_stale
+from jobs.grouping import batches_of, job_group, job_group_next
 from jobs.models import Chunk, Job
+from jobs.worker import chunk_run_next
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, stored_files
 from tests.jobs.test_deep_jobs import deep_upload
@@ -210,19 +211,35 @@ def test_a_grouping_run_that_loses_to_another_leaves_nothing_behind(
     assert not job_group(job_id=job_id)  # and a run after it finds the job grouped
 
 
-def test_a_lost_grouping_is_queued_again_after_a_lease(
+def test_a_grouping_whose_worker_died_is_taken_again_after_a_lease(
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
 ) -> None:
     settings.BULK_DEEP_BATCH_ROWS = 16
     job_id = deep_upload(owner, [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]).json()["id"]
-    assert groupings_requeue_stale() == 0  # queued just now: its task may be running
+    Job.objects.filter(pk=job_id).update(grouping_claimed_at=timezone.now())  # a worker took it, then died
+    assert not job_group_next()  # its claim holds for a lease
     long_ago = timezone.now() - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS + 1)
-    Job.objects.filter(pk=job_id).update(grouping_queued_at=long_ago)
+    Job.objects.filter(pk=job_id, created_at__gt=long_ago).update(created_at=long_ago, grouping_claimed_at=long_ago)
     queued = OrmQ.objects.count()
-    assert groupings_requeue_stale() == 1
+    assert chunks_requeue_stale() == 1  # the task that would run it was lost with the worker: one is queued
     assert OrmQ.objects.count() == queued + 1
-    assert groupings_requeue_stale() == 0  # queued again now: not again before another lease
-    assert job_group(job_id=job_id) and groupings_requeue_stale() == 0
+    assert job_group_next() and Job.objects.get(pk=job_id).grouping == Job.Grouping.DONE
+    assert not job_group_next()  # and its chunks are the usual work now
+
+
+def test_the_worker_kept_for_fast_jobs_never_groups(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    """Grouping a large job takes seconds of DNS: only a worker holding a deep slot does it, so a
+    fast job's worker is never taken by it."""
+    settings.BULK_DEEP_BATCH_ROWS, settings.BULK_DEEP_WORKERS = 16, 1
+    job_id = deep_upload(owner, [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]).json()["id"]
+    with fair_share.deep_slot() as busy:  # the machine's one deep worker is busy with another job
+        assert busy.held
+        assert chunk_run_next(budget=0) == 0
+        assert Job.objects.get(pk=job_id).grouping == Job.Grouping.DUE
+    assert chunk_run_next(budget=0) == 1  # the slot free: the worker groups the job first
+    assert Job.objects.get(pk=job_id).grouping == Job.Grouping.DONE
 
 
 def test_a_job_within_one_batch_is_not_grouped_first(
