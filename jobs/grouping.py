@@ -3,9 +3,9 @@
 A deep worker verifies a batch of a job's chunks together, up to BULK_DEEP_BATCH_ROWS rows, and
 each MX address gets the sessions its recipients in the batch need. Cut in upload order, a job
 larger than a batch would have an address's recipients in every batch, each opening sessions of
-its own. So such a job (live, deep, more rows than a batch) gets no chunks at upload: a task
-first resolves all its domains and their MX hosts' addresses, deals each address's rows whole
-into batches, and only then creates the chunks, each recording its batch. The chunks' files say
+its own. So such a job (live, deep, more rows than a batch) gets no chunks at upload: a deep
+worker first resolves all its domains and their MX hosts' addresses, deals each address's rows
+whole into batches, and only then creates the chunks, each recording its batch. The chunks' files say
 where each row came from, and the result files put the rows back in input order (jobs/files.py).
 
 A worker holding a deep slot does the grouping (`job_group_next`), before it takes a chunk: the
