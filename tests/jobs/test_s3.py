@@ -26,6 +26,10 @@ from bench.procs import free_port, wait_for_port
 from jobs import tasks
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
+from tests.jobs.test_deep_grouping import CATCH_ALL, hosted_on, upload_with_names
+from tests.support.dns_server import DnsServer
+from tests.support.mx_farm import MxFarm
+from tests.verification.test_smtp_grouping import tenants
 
 BUCKET = "verifier-test"
 CREDENTIALS = {"access_key": "testing", "secret_key": "testing", "region_name": "us-east-1"}
@@ -126,3 +130,28 @@ def test_on_s3_retention_removes_the_files(owner: Persona, run_tasks: RunTasks, 
     with time_machine.travel(timezone.now() + timedelta(days=settings.JOB_RETENTION_DAYS, minutes=1)):
         assert tasks.expire_job_files() == 1
     assert keys(bucket) == []
+
+
+def test_on_s3_a_grouped_deep_job_comes_back_in_input_order_and_keeps_only_its_result_files(
+    owner: Persona,
+    settings: Any,
+    deep_farm: MxFarm,
+    _resolver_on_loopback: DnsServer,
+    run_tasks: RunTasks,
+    bucket: Any,
+) -> None:
+    """A deep job larger than a batch, ordered by MX address before it runs (jobs/grouping.py): its
+    chunks' files and positions on S3 too, and the result files in the upload's order."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 4, 12
+    mailbox, catch_all = tenants(_resolver_on_loopback, 10), hosted_on(_resolver_on_loopback, CATCH_ALL, 10, "s3c")
+    rows = [email for pair in zip(mailbox, catch_all, strict=True) for email in (f"alice@{pair[0]}", f"bob@{pair[1]}")]
+    with run_tasks():
+        job_id = upload_with_names(owner, rows)
+    job = owner.get(f"/v1/jobs/{job_id}").json()
+    assert job["status"] == "completed"
+    assert [row[0] for row in fetch(job["result_download_url"])[1:]] == rows
+    response = owner.client.get(f"/v1/jobs/{job_id}/results?columns=original", headers=owner.auth({}))
+    assert [row[:2] for row in fetch(response["Location"])[1:]] == [
+        [email, f"Name {n}"] for n, email in enumerate(rows)
+    ]
+    assert [key.split("/")[-1].split("-")[0] for key in keys(bucket)] == ["original", "result"]
