@@ -7,6 +7,7 @@ second time, as Windows-1252. Only the accepted addresses are kept in memory.
 
 from __future__ import annotations
 
+import _csv
 import codecs
 import csv
 import io
@@ -107,22 +108,18 @@ def _read(stream: IO[bytes], encoding: str, reader: _Reader) -> AddressList:
 
 
 class _Lines:
-    """The file's lines, each checked for binary content; keeps the last one and counts them."""
+    """The file's lines, each checked for binary content; keeps the last one read."""
 
     def __init__(self, text: Iterable[str]) -> None:
-        self.text, self.count, self.last = iter(text), 0, ""
+        self.text, self.last = text, ""
 
-    def __iter__(self) -> _Lines:
-        return self
-
-    def __next__(self) -> str:
-        line = next(self.text)
-        # Printable text holds no control character: the search is only for the rest (tabs, Unicode).
-        if not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
-            raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
-        self.count += 1
-        self.last = line
-        return line
+    def __iter__(self) -> Iterator[str]:
+        for line in self.text:
+            # Printable text holds no control character: the search is only for the rest (tabs, Unicode).
+            if not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
+                raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
+            self.last = line
+            yield line
 
 
 class _Line:
@@ -152,9 +149,11 @@ class _Reader:
         self.writer = csv.writer(self.line, lineterminator="\r\n")
 
     def read(self, lines: _Lines) -> AddressList:
-        sample = list(itertools.islice(lines, _SNIFF_LINES))
+        checked = iter(lines)
+        sample = list(itertools.islice(checked, _SNIFF_LINES))
         delimiter = sniff_delimiter(sample)
-        rows = _filled_rows(csv.reader(itertools.chain(sample, lines), delimiter=delimiter), lines, delimiter)
+        reader = csv.reader(itertools.chain(sample, checked), delimiter=delimiter)
+        rows = _filled_rows(reader, lines, len(sample), delimiter)
         head = list(itertools.islice(rows, _DETECT_ROWS))
         if not head:
             return AddressList([], [], [], False, 0, 0)
@@ -168,16 +167,19 @@ class _Reader:
         return found
 
     def _collect(self, rows: Iterable[_Row], column: int) -> _Found:
+        # The loop runs once a row (100,000 of them): its lookups are hoisted and _at written out.
         unique: dict[str, str] = {}
         count = width = 0
+        max_rows = self.max_rows
         for row, raw in rows:
-            cell = _at(row, column)
+            cell = row[column] if len(row) > column else ""
             if not cell.strip():
                 continue
             count += 1
-            if count > self.max_rows:
-                raise CsvFileError("too_many_rows", f"The file has more than {self.max_rows:,} address rows.")
-            width = max(width, len(row))
+            if count > max_rows:
+                raise CsvFileError("too_many_rows", f"The file has more than {max_rows:,} address rows.")
+            if len(row) > width:
+                width = len(row)
             address = normalise(cell)
             if address not in unique:
                 unique[address] = raw if raw is not None else self._written(row)
@@ -188,16 +190,19 @@ class _Reader:
         return self.line.value
 
 
-def _filled_rows(reader: Iterator[list[str]], lines: _Lines, delimiter: str) -> Iterator[_Row]:
+def _filled_rows(reader: _csv.Reader, lines: _Lines, sampled: int, delimiter: str) -> Iterator[_Row]:
     """Rows with any content, each with its line as read when that line alone made the row (and commas
-    separate its cells): copying it is much cheaper than writing the cells again."""
-    seen = lines.count
+    separate its cells): copying it is much cheaper than writing the cells again. `reader` reads the
+    `sampled` lines already read first (their rows are written again: `lines.last` is past them)."""
+    commas = delimiter == ","
+    seen = 0
     for row in reader:
         if len(row) > MAX_COLUMNS:
             raise CsvFileError("invalid_file", f"The file has more than {MAX_COLUMNS:,} columns.")
-        consumed, seen = lines.count - seen, lines.count
+        read = reader.line_num
+        alone, seen = read - seen == 1 and read > sampled, read
         if (row and row[0].strip()) or "".join(row).strip():  # the first cell settles most rows
-            yield row, lines.last.rstrip("\r\n") if consumed == 1 and delimiter == "," else None
+            yield row, lines.last.rstrip("\r\n") if alone and commas else None
 
 
 @dataclass

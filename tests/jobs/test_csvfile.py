@@ -139,5 +139,13 @@ def test_each_unique_address_keeps_the_first_row_it_appeared_on() -> None:
     assert (found.rows, found.duplicates) == (2, 1)
 
 
+def test_a_row_whose_quoted_line_break_ends_the_sniffed_lines_keeps_its_whole_row() -> None:
+    # The delimiter is sniffed from the first 50 lines; this row's cell runs from line 50 into line 51.
+    rows = [f"Name {n},n{n}@good.com,x" for n in range(48)]
+    data = "name,email,note\n" + "\n".join(rows) + '\nJane,jane@good.com,"two\nlines"\nJoe,joe@good.com,y\n'
+    found = read_list(io.BytesIO(data.encode()))
+    assert found.originals[-2:] == ['Jane,jane@good.com,"two\nlines"', "Joe,joe@good.com,y"]
+
+
 def test_rows_wider_than_the_header_get_numbered_columns() -> None:
     assert listing(b"Name,Email\nJane,jane@good.com,extra\n").columns == ["Name", "Email", "column_3"]
