@@ -74,9 +74,8 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
     folder = input_folder(job_id)
     try:
         for index, start in enumerate(range(0, len(addresses), chunk_size)):
-            buffer = io.StringIO()
-            csv.writer(buffer).writerows([address] for address in addresses[start : start + chunk_size])
-            _save(_input_name(folder, index), io.BytesIO(buffer.getvalue().encode()))
+            text = _one_column(addresses[start : start + chunk_size])
+            _save(_input_name(folder, index), io.BytesIO(text.encode()))
             # NUL never occurs in an accepted file (jobs/csvfile.py refuses it): a separator needing no quoting.
             joined = "\0".join(originals[start : start + chunk_size])
             _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
@@ -84,6 +83,15 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
         input_delete(folder)
         raise
     return folder
+
+
+def _one_column(cells: Sequence[str]) -> str:
+    """The cells as a one-column CSV, as `csv.writer` writes it: their lines joined when none needs quoting."""
+    if cells and "" not in cells and not _QUOTED.search("".join(cells)):
+        return "\r\n".join(cells) + "\r\n"
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([cell] for cell in cells)
+    return buffer.getvalue()
 
 
 def input_rows(folder: str, index: int, count: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""A chunk's result rows as the part file holds them (jobs/files.py `result_text`)."""
+"""A job's files as jobs/files.py writes them: the input chunks, the result parts."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import csv
 import io
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
-from jobs.files import RESULT_COLUMNS, result_row, result_text
+import pytest
+
+from jobs.files import RESULT_COLUMNS, input_rows, input_save, result_row, result_text
 from verification.engine.sandbox import SANDBOX_ADDRESSES, sandbox_verdicts
 from verification.engine.verdict import Deliverability, Feedback
 
@@ -54,3 +57,19 @@ def test_result_rows_are_the_csv_writers_rows_of_every_cell() -> None:
     assert read_back[0][RESULT_COLUMNS.index("did_you_mean")] == "jane@gmail.com"
     assert read_back[1][RESULT_COLUMNS.index("deliverability") :][:2] == ["0.25", "12"]
     assert read_back[2][RESULT_COLUMNS.index("feedback")] == "hard_bounce"
+
+
+@pytest.mark.parametrize(
+    "addresses",
+    [
+        ["a@good.com", "b@good.com", "c@good.com"],
+        ["a@good.com", '"doe,jane"@good.com', '"say ""hi"""@good.com', "line\r\nbreak@good.com"],
+    ],
+)
+def test_input_chunks_read_back_the_addresses_they_were_given(media: Path, addresses: list[str]) -> None:
+    folder = input_save("job1", addresses, addresses, chunk_size=2)
+    read_back = [*input_rows(folder, 0, 2), *input_rows(folder, 1, 2)]
+    assert read_back == addresses
+    assert (media / folder / "000000.csv").read_bytes() == written_by_the_csv_writer(
+        [[a] for a in addresses[:2]]
+    ).encode()
