@@ -97,8 +97,10 @@ def _one_column(cells: Sequence[str]) -> str:
 def input_rows(folder: str, index: int, count: int) -> list[str]:
     """The first `count` addresses of chunk `index`."""
     with default_storage.open(_input_name(folder, index), "rb") as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-        return [row[0] for row in itertools.islice(csv.reader(text), count)]
+        text = raw.read().decode()
+    if '"' not in text:  # nothing quoted (see _one_column): a row is a line
+        return text.split("\r\n")[:-1][:count]
+    return [row[0] for row in itertools.islice(csv.reader(io.StringIO(text, newline="")), count)]
 
 
 def input_originals(folder: str, index: int, count: int) -> list[list[str]]:

@@ -70,6 +70,7 @@ def test_input_chunks_read_back_the_addresses_they_were_given(media: Path, addre
     folder = input_save("job1", addresses, addresses, chunk_size=2)
     read_back = [*input_rows(folder, 0, 2), *input_rows(folder, 1, 2)]
     assert read_back == addresses
+    assert input_rows(folder, 1, 1) == addresses[2:3]  # a partial job's chunk reads its first rows
     assert (media / folder / "000000.csv").read_bytes() == written_by_the_csv_writer(
         [[a] for a in addresses[:2]]
     ).encode()
