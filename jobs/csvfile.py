@@ -15,7 +15,7 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from verification.engine.syntax import normalise
 
@@ -98,26 +98,57 @@ def _encoding_from_bom(stream: IO[bytes]) -> str:
 
 def _read(stream: IO[bytes], encoding: str, reader: _Reader) -> AddressList:
     stream.seek(0)
-    text = io.TextIOWrapper(stream, encoding=encoding, newline="")
+    # In UTF-8 and Windows-1252 a control character is its byte: whole blocks are checked, not lines.
+    by_bytes = encoding != "utf-16"
+    binary = io.BufferedReader(_TextBytes(stream), _BLOCK_BYTES) if by_bytes else stream
+    text = io.TextIOWrapper(binary, encoding=encoding, newline="")
     try:
-        return reader.read(_Lines(text))
+        return reader.read(_Lines(text, checked=by_bytes))
     except csv.Error as exc:
         raise CsvFileError("invalid_file", f"The file is not a readable CSV file: {exc}.") from None
     finally:
         text.detach()  # leave the upload open for its owner
 
 
-class _Lines:
-    """The file's lines, each checked for binary content; keeps the last one read."""
+def _not_text() -> CsvFileError:
+    return CsvFileError("invalid_file", "The file is not a text (CSV) file.")
 
-    def __init__(self, text: Iterable[str]) -> None:
-        self.text, self.last = text, ""
+
+# The bytes of the control characters text never holds (_CONTROL), and every other byte.
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, *range(0x0E, 0x20)])
+_OTHER_BYTES = bytes(byte for byte in range(256) if byte not in _CONTROL_BYTES)
+_BLOCK_BYTES = 64 * 1024
+
+
+class _TextBytes(io.RawIOBase):
+    """The upload's bytes, refused at the first block holding a control character's byte."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        block = self.stream.read(len(buffer))
+        if block.translate(None, _OTHER_BYTES):
+            raise _not_text()
+        buffer[: len(block)] = block
+        return len(block)
+
+
+class _Lines:
+    """The file's lines, each checked for binary content unless its bytes were (`checked`); keeps the
+    last one read."""
+
+    def __init__(self, text: Iterable[str], *, checked: bool) -> None:
+        self.text, self.checked, self.last = text, checked, ""
 
     def __iter__(self) -> Iterator[str]:
         for line in self.text:
             # Printable text holds no control character: the search is only for the rest (tabs, Unicode).
-            if not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
-                raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
+            if not self.checked and not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
+                raise _not_text()
             self.last = line
             yield line
 
