@@ -7,6 +7,7 @@ second time, as Windows-1252. Only the accepted addresses are kept in memory.
 
 from __future__ import annotations
 
+import _csv
 import codecs
 import csv
 import io
@@ -14,7 +15,7 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from verification.engine.syntax import normalise
 
@@ -97,32 +98,59 @@ def _encoding_from_bom(stream: IO[bytes]) -> str:
 
 def _read(stream: IO[bytes], encoding: str, reader: _Reader) -> AddressList:
     stream.seek(0)
-    text = io.TextIOWrapper(stream, encoding=encoding, newline="")
+    # In UTF-8 and Windows-1252 a control character is its byte: whole blocks are checked, not lines.
+    by_bytes = encoding != "utf-16"
+    binary = io.BufferedReader(_TextBytes(stream), _BLOCK_BYTES) if by_bytes else stream
+    text = io.TextIOWrapper(binary, encoding=encoding, newline="")
     try:
-        return reader.read(_Lines(text))
+        return reader.read(_Lines(text, checked=by_bytes))
     except csv.Error as exc:
         raise CsvFileError("invalid_file", f"The file is not a readable CSV file: {exc}.") from None
     finally:
         text.detach()  # leave the upload open for its owner
 
 
+def _not_text() -> CsvFileError:
+    return CsvFileError("invalid_file", "The file is not a text (CSV) file.")
+
+
+# The bytes of the control characters text never holds (_CONTROL), and every other byte.
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, *range(0x0E, 0x20)])
+_OTHER_BYTES = bytes(byte for byte in range(256) if byte not in _CONTROL_BYTES)
+_BLOCK_BYTES = 64 * 1024
+
+
+class _TextBytes(io.RawIOBase):
+    """The upload's bytes, refused at the first block holding a control character's byte."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        block = self.stream.read(len(buffer))
+        if block.translate(None, _OTHER_BYTES):
+            raise _not_text()
+        buffer[: len(block)] = block
+        return len(block)
+
+
 class _Lines:
-    """The file's lines, each checked for binary content; keeps the last one and counts them."""
+    """The file's lines, each checked for binary content unless its bytes were (`checked`); keeps the
+    last one read."""
 
-    def __init__(self, text: Iterable[str]) -> None:
-        self.text, self.count, self.last = iter(text), 0, ""
+    def __init__(self, text: Iterable[str], *, checked: bool) -> None:
+        self.text, self.checked, self.last = text, checked, ""
 
-    def __iter__(self) -> _Lines:
-        return self
-
-    def __next__(self) -> str:
-        line = next(self.text)
-        # Printable text holds no control character: the search is only for the rest (tabs, Unicode).
-        if not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
-            raise CsvFileError("invalid_file", "The file is not a text (CSV) file.")
-        self.count += 1
-        self.last = line
-        return line
+    def __iter__(self) -> Iterator[str]:
+        for line in self.text:
+            # Printable text holds no control character: the search is only for the rest (tabs, Unicode).
+            if not self.checked and not line.rstrip("\r\n").isprintable() and _CONTROL.search(line):
+                raise _not_text()
+            self.last = line
+            yield line
 
 
 class _Line:
@@ -152,9 +180,11 @@ class _Reader:
         self.writer = csv.writer(self.line, lineterminator="\r\n")
 
     def read(self, lines: _Lines) -> AddressList:
-        sample = list(itertools.islice(lines, _SNIFF_LINES))
+        checked = iter(lines)
+        sample = list(itertools.islice(checked, _SNIFF_LINES))
         delimiter = sniff_delimiter(sample)
-        rows = _filled_rows(csv.reader(itertools.chain(sample, lines), delimiter=delimiter), lines, delimiter)
+        reader = csv.reader(itertools.chain(sample, checked), delimiter=delimiter)
+        rows = _filled_rows(reader, lines, len(sample), delimiter)
         head = list(itertools.islice(rows, _DETECT_ROWS))
         if not head:
             return AddressList([], [], [], False, 0, 0)
@@ -168,16 +198,19 @@ class _Reader:
         return found
 
     def _collect(self, rows: Iterable[_Row], column: int) -> _Found:
+        # The loop runs once a row (100,000 of them): its lookups are hoisted and _at written out.
         unique: dict[str, str] = {}
         count = width = 0
+        max_rows = self.max_rows
         for row, raw in rows:
-            cell = _at(row, column)
+            cell = row[column] if len(row) > column else ""
             if not cell.strip():
                 continue
             count += 1
-            if count > self.max_rows:
-                raise CsvFileError("too_many_rows", f"The file has more than {self.max_rows:,} address rows.")
-            width = max(width, len(row))
+            if count > max_rows:
+                raise CsvFileError("too_many_rows", f"The file has more than {max_rows:,} address rows.")
+            if len(row) > width:
+                width = len(row)
             address = normalise(cell)
             if address not in unique:
                 unique[address] = raw if raw is not None else self._written(row)
@@ -188,16 +221,19 @@ class _Reader:
         return self.line.value
 
 
-def _filled_rows(reader: Iterator[list[str]], lines: _Lines, delimiter: str) -> Iterator[_Row]:
+def _filled_rows(reader: _csv.Reader, lines: _Lines, sampled: int, delimiter: str) -> Iterator[_Row]:
     """Rows with any content, each with its line as read when that line alone made the row (and commas
-    separate its cells): copying it is much cheaper than writing the cells again."""
-    seen = lines.count
+    separate its cells): copying it is much cheaper than writing the cells again. `reader` reads the
+    `sampled` lines already read first (their rows are written again: `lines.last` is past them)."""
+    commas = delimiter == ","
+    seen = 0
     for row in reader:
         if len(row) > MAX_COLUMNS:
             raise CsvFileError("invalid_file", f"The file has more than {MAX_COLUMNS:,} columns.")
-        consumed, seen = lines.count - seen, lines.count
+        read = reader.line_num
+        alone, seen = read - seen == 1 and read > sampled, read
         if (row and row[0].strip()) or "".join(row).strip():  # the first cell settles most rows
-            yield row, lines.last.rstrip("\r\n") if consumed == 1 and delimiter == "," else None
+            yield row, lines.last.rstrip("\r\n") if alone and commas else None
 
 
 @dataclass

@@ -85,6 +85,12 @@ def test_binary_is_refused() -> None:
     assert refusal(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00") == "invalid_file"
 
 
+def test_a_control_character_deep_in_the_file_is_refused_as_binary() -> None:
+    clean = b"".join(b"n%d@good.com\n" % n for n in range(10_000))  # well past the first block read
+    assert refusal(clean + b"x\x01y@good.com\n") == "invalid_file"
+    assert read(clean + b"tab\t@good.com\x0c\n")[-1] == "tab\t@good.com"  # tab and form feed are text
+
+
 def test_row_limit_counts_rows_before_deduplication() -> None:
     assert read(b"a@good.com\n" * 3, max_rows=3) == ["a@good.com"]
     assert refusal(b"a@good.com\n" * 4, max_rows=3) == "too_many_rows"
@@ -137,6 +143,28 @@ def test_each_unique_address_keeps_the_first_row_it_appeared_on() -> None:
     found = listing(b'Name,Email,Note\nJane,JANE@good.com,"first, quoted"\nJane 2,jane@good.com,second\n')
     assert (found.addresses, found.originals) == (["jane@good.com"], ['Jane,JANE@good.com,"first, quoted"'])
     assert (found.rows, found.duplicates) == (2, 1)
+
+
+def test_a_row_whose_quoted_line_break_ends_the_sniffed_lines_keeps_its_whole_row() -> None:
+    # The delimiter is sniffed from the first 50 lines; this row's cell runs from line 50 into line 51.
+    rows = [f"Name {n},n{n}@good.com,x" for n in range(48)]
+    data = "name,email,note\n" + "\n".join(rows) + '\nJane,jane@good.com,"two\nlines"\nJoe,joe@good.com,y\n'
+    found = read_list(io.BytesIO(data.encode()))
+    assert found.originals[-2:] == ['Jane,jane@good.com,"two\nlines"', "Joe,joe@good.com,y"]
+
+
+def test_rows_past_the_sniffed_lines_read_as_the_csv_reader_reads_them() -> None:
+    first = "".join(f"Name {n},n{n}@good.com,x\n" for n in range(60))
+    rest = 'Ann,ann@good.com,\n\n   \nBo,"bo@good.com",ab"c\r\nCy,cy@good.com,"q, ""r"""\rDi,di@good.com,\n'
+    found = read_list(io.BytesIO(("name,email,note\n" + first + rest).encode()))
+    assert found.addresses[-4:] == ["ann@good.com", "bo@good.com", "cy@good.com", "di@good.com"]
+    assert found.originals[-4:] == [
+        "Ann,ann@good.com,",
+        'Bo,"bo@good.com",ab"c',
+        'Cy,cy@good.com,"q, ""r"""',
+        "Di,di@good.com,",
+    ]
+    assert (found.rows, found.columns) == (64, ["name", "email", "note"])
 
 
 def test_rows_wider_than_the_header_get_numbered_columns() -> None:
