@@ -53,12 +53,11 @@ def job_group(*, job_id: str) -> bool:
         logger.exception("job %s: input file unreadable", job_id)
         job_fail(job_id=job_id, reason="The uploaded file could not be read.")
         return False
-    # The order only saves sessions: a domain the resolver cannot answer now has no MX address to
-    # group by, and its rows are judged (or put back) when their chunk runs, as in any job.
-    lookup, keys = domain_lookup(strict=True), []
-    with answers_withheld():
-        for start in range(0, len(addresses), KEYS_AT_ONCE):  # a slice's verdicts at a time, not the job's
-            keys.extend(session_keys(addresses[start : start + KEYS_AT_ONCE], lookup=lookup))
+    try:
+        keys = _keys(addresses)
+    except Exception:  # the order only saves sessions: it is never why a job does not run
+        logger.exception("job %s: not ordered by MX address; its batches keep the upload's order", job_id)
+        keys = [""] * len(addresses)
     batches = batches_of(keys, settings.BULK_DEEP_BATCH_ROWS)
     size = min(settings.BULK_CHUNK_SIZE, settings.BULK_DEEP_CHUNK_SIZE)
     chunks = [(n, rows[start : start + size]) for n, rows in enumerate(batches) for start in range(0, len(rows), size)]
@@ -80,6 +79,17 @@ def job_group(*, job_id: str) -> bool:
     groups = len(set(keys) - {""})
     logger.info("job %s: %d rows over %d MX addresses, in %d batches", job_id, len(keys), groups, len(batches))
     return True
+
+
+def _keys(addresses: Sequence[str]) -> list[str]:
+    """Each address's MX-address key (verification.deep.session_keys), a slice's verdicts at a time,
+    not the job's. A domain the resolver cannot answer now has no MX address to group by: its rows
+    are judged (or put back) when their chunk runs, as in any job."""
+    lookup, keys = domain_lookup(strict=True), []
+    with answers_withheld():
+        for start in range(0, len(addresses), KEYS_AT_ONCE):
+            keys.extend(session_keys(addresses[start : start + KEYS_AT_ONCE], lookup=lookup))
+    return keys
 
 
 def batches_of(keys: Sequence[str], budget: int) -> list[list[int]]:

@@ -16,7 +16,7 @@ from django_q.models import OrmQ
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs import fair_share, files
+from jobs import fair_share, files, grouping
 from jobs.chunks import chunk_claim, chunks_requeue_stale
 from jobs.grouping import batches_of, job_group, job_group_next
 from jobs.models import Chunk, Job
@@ -259,3 +259,30 @@ def test_batches_hold_each_address_whole_when_it_fits(keys: list[str], budget: i
         holding = [n for n, batch in enumerate(batches) if any(keys[p] == key for p in batch)]
         rows = keys.count(key)
         assert len(holding) == -(-rows // budget) if rows > budget else len(holding) == 1
+
+
+def test_a_job_whose_ordering_fails_still_runs_in_upload_order(
+    owner: Persona,
+    settings: Any,
+    deep_farm: MxFarm,
+    _resolver_on_loopback: DnsServer,
+    run_tasks: RunTasks,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The order only saves sessions: when working it out fails, the job's batches keep the upload's
+    order (as before grouping existed), rather than the job waiting for an order forever."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
+
+    def broken(*args: Any, **kwargs: Any) -> list[str]:
+        raise RuntimeError("no order today")
+
+    monkeypatch.setattr(grouping, "session_keys", broken)
+    domains = tenants(_resolver_on_loopback, 20)
+    rows = [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]
+    with run_tasks():
+        job_id = deep_upload(owner, rows).json()["id"]
+    body = job_body(owner, job_id)
+    assert (body["status"], body["progress"]["valid"], body["progress"]["invalid"]) == ("completed", 20, 20)
+    chunks = Chunk.objects.filter(job_id=job_id).order_by("index")
+    assert [(chunk.batch, chunk.size) for chunk in chunks] == [(0, 8), (0, 8), (1, 8), (1, 8), (2, 8)]
+    assert [row[0] for row in download(owner, body["result_download_url"])[1:]] == rows
