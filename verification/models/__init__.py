@@ -14,7 +14,6 @@ from verification.models.deep import (
     SmtpSessionCountQuerySet,
 )
 from verification.models.fast import (
-    SQLITE_WRITE_BATCH,
     CachedVerdict,
     CachedVerdictQuerySet,
     DomainRecord,
@@ -25,7 +24,6 @@ __all__ = [
     "CATCH_ALL_SECONDS",
     "MAILBOX_ANSWER_SECONDS",
     "SMTP_SESSION_DAYS",
-    "SQLITE_WRITE_BATCH",
     "CachedVerdict",
     "CachedVerdictQuerySet",
     "CatchAllAnswer",

@@ -15,8 +15,6 @@ from lib import sql
 from verification.engine import DomainAnswer, DomainStatus, Verdict
 from verification.engine.modes import ValidationMode
 
-SQLITE_WRITE_BATCH = 200
-
 
 class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
     # Hand-written (lib/sql.py): every verification reads here, and a bulk chunk reads and
@@ -82,7 +80,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
         resolved_at = sql.db_datetime(now)
         expiry = {ttl: sql.db_datetime(now + timedelta(seconds=ttl)) for ttl in {a.ttl for a in answers}}
         rows = [(a.domain, a.status.value, json.dumps(list(a.mx_hosts)), resolved_at, expiry[a.ttl]) for a in answers]
-        sql.execute_batched(statement, rows, SQLITE_WRITE_BATCH)
+        sql.execute_batched(statement, rows)
 
 
 class DomainRecord(models.Model):
