@@ -142,9 +142,10 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
         askable = _askable(client, session, recipients, wire)
         if askable:
             step = "mail"
-            await _mail(client, config, utf8=not all(wire[r].isascii() for r in askable))
+            utf8 = not all(wire[recipient].isascii() for recipient in askable)
+            await _mail(client, config, utf8=utf8)
             step = "rcpt"
-            await _recipients(client, session, askable, wire, config)
+            await _recipients(client, session, askable, wire, config, utf8=utf8)
         with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
             await client.quit(timeout=min(config.timeout, 2.0))
     except aiosmtplib.SMTPResponseException as exc:
@@ -165,17 +166,23 @@ def _askable(client: aiosmtplib.SMTP, session: Session, recipients: list[str], w
 
 
 async def _recipients(
-    client: aiosmtplib.SMTP, session: Session, recipients: list[str], wire: dict[str, str], config: SmtpConfig
+    client: aiosmtplib.SMTP,
+    session: Session,
+    recipients: list[str],
+    wire: dict[str, str],
+    config: SmtpConfig,
+    *,
+    utf8: bool,
 ) -> None:
     """RCPT TO each. A further recipient refused as one too many gets a fresh transaction (RSET,
-    MAIL FROM); refused again as the first of one, the session stops there: the caller asks it,
-    and those after it, in sessions of their own."""
+    MAIL FROM, with SMTPUTF8 as the first one asked: `utf8`); refused again as the first of one,
+    the session stops there: the caller asks it, and those after it, in sessions of their own."""
     in_transaction = 0
     for recipient in recipients:
         reply = await _rcpt(client, wire[recipient])
         if meaning(reply) is Meaning.TOO_MANY_RECIPIENTS and in_transaction:
             await client.rset()
-            await _mail(client, config, utf8=not all(wire[r].isascii() for r in recipients))
+            await _mail(client, config, utf8=utf8)
             in_transaction = 0
             reply = await _rcpt(client, wire[recipient])
         found = meaning(reply)
