@@ -73,7 +73,7 @@ class TrustedResolver(BatchResolver):
         return self._vouched(wanted, canaries, again=True)
 
     def _vouched(self, domains: list[str], canaries: list[str], *, again: bool) -> dict[str, DomainAnswer]:
-        """The domains' answers, asked in one batch after the canaries (see the class docstring)."""
+        """The domains' answers, asked in one batch before the canaries (see the class docstring)."""
         started = time.time()
         # The canaries go last: an answer vouches for those asked before it (a resolver that breaks
         # mid-batch fails the canaries too, instead of vouching for the lies that came before them).
