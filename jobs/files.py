@@ -211,16 +211,22 @@ def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: s
 
 
 def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total: int) -> Iterator[tuple[int, bytes]]:
-    """A grouped job's result rows (CSV lines) with their input positions, in input order. The parts
+    """A grouped job's result rows (CSV records) with their input positions, in input order. The parts
     are copied into a temporary file, each row's place in it noted (16 bytes a row), then read back
-    by position: memory does not grow with the rows' size, and one part is open at a time."""
+    by position: memory does not grow with the rows' size, and one part is open at a time. Records,
+    not lines: an address holding a line break (a quoted cell; invalid syntax) spans two."""
     starts, sizes = array("q", [-1]) * total, array("q", [0]) * total
+    record = io.StringIO()
+    writer = csv.writer(record)  # the same bytes the part holds: it was written by (or as) csv.writer
     with tempfile.TemporaryFile() as spool:
         end = 0
         for index, name in parts:
-            with default_storage.open(name, "rb") as part:
-                lines = part.read().splitlines(keepends=True)  # a result row holds no line break (result_row)
-            for position, line in zip(grouped_positions(grouped, index, len(lines)), lines, strict=True):
+            rows = _csv_rows(name)
+            for position, row in zip(grouped_positions(grouped, index, len(rows)), rows, strict=True):
+                record.seek(0)
+                record.truncate()
+                writer.writerow(row)
+                line = record.getvalue().encode()
                 starts[position], sizes[position] = end, len(line)
                 end += spool.write(line)
         for position in range(total):
@@ -269,7 +275,7 @@ def _joined_in_input_order(
     for position, line in _lines_in_input_order(parts, grouped, total):
         original = next(itertools.islice(originals, position - at, None))
         at = position + 1
-        yield original, next(csv.reader([line.decode()]))
+        yield original, next(csv.reader(io.StringIO(line.decode(), newline="")))
 
 
 def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:

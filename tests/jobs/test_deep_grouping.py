@@ -286,3 +286,26 @@ def test_a_job_whose_ordering_fails_still_runs_in_upload_order(
     chunks = Chunk.objects.filter(job_id=job_id).order_by("index")
     assert [(chunk.batch, chunk.size) for chunk in chunks] == [(0, 8), (0, 8), (1, 8), (1, 8), (2, 8)]
     assert [row[0] for row in download(owner, body["result_download_url"])[1:]] == rows
+
+
+def test_a_grouped_jobs_row_whose_address_holds_a_line_break_keeps_its_place(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
+) -> None:
+    """A quoted cell may hold a line break, and such a value is a row like any other (invalid
+    syntax): its result row spans two lines, and putting the rows back in input order must read
+    CSV records, not lines."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
+    rows = [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]
+    rows.insert(5, "broken\nline@deepfarm.net")
+    content = "email,name\n" + "".join(f'"{email}",Name {n}\n' for n, email in enumerate(rows))
+    data = {"file": SimpleUploadedFile("list.csv", content.encode(), "text/csv"), "validation_mode": "deep"}
+    with run_tasks():
+        job_id = owner.client.post("/v1/verify/bulk", data=data, headers=owner.auth({})).json()["id"]
+    body = job_body(owner, job_id)
+    assert (body["status"], body["progress"]["processed"], body["progress"]["invalid"]) == ("completed", 21, 1)
+    assert Job.objects.get(pk=job_id).grouping == Job.Grouping.DONE
+    result = download(owner, body["result_download_url"])
+    assert [row[0] for row in result[1:]] == rows
+    response = owner.client.get(f"/v1/jobs/{job_id}/results?columns=original", headers=owner.auth({}))
+    original = download(owner, response["Location"])
+    assert [row[:2] for row in original[1:]] == [[email, f"Name {n}"] for n, email in enumerate(rows)]
