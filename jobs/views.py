@@ -7,6 +7,7 @@ import csv
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -15,13 +16,13 @@ from accounts.auditing import audit
 from accounts.decorators import account_required
 from accounts.models import Account, AuditEvent
 from accounts.permissions import Action
-from jobs import breakdown_charts
+from jobs import breakdown_charts, fair_share
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
 from jobs.downloads import download_url
 from jobs.evaluation import Estimate
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.lifecycle import job_delete
-from jobs.models import CallbackAttempt, CallbackDelivery, Job
+from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
 from jobs.results import STATUSES, Columns, results_file
 from jobs.services import Preview, job_preview, job_submit
 from jobs.worker import jobs_wait_for_resolver
@@ -155,10 +156,23 @@ def _progress_context(job: Job) -> dict[str, object]:
         "attempts": attempts.order_by("started_at", "number"),
         "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
         "waiting_for_resolver": not job.is_finished and jobs_wait_for_resolver(),
+        "deep_work": _deep_work(job),
         "statuses": breakdown_charts.status_segments(job),
         "sub_statuses": breakdown_charts.sub_status_segments(job),
         "mail_providers": breakdown_charts.mail_provider_segments(job),
     }
+
+
+def _deep_work(job: Job) -> dict[str, int] | None:
+    """What a running deep job is doing that its counts do not show yet: a deep batch's rows count
+    as processed only when the whole batch ends, and a large job is ordered by MX address before
+    its first batch (docs/deep.md, "Bulk jobs"). None when there is nothing more to say."""
+    if job.is_finished or not fair_share.is_slow(job):
+        return None
+    if job.grouping == Job.Grouping.DUE:
+        return {"ordering": job.total}
+    checking = job.chunks.filter(state=Chunk.State.RUNNING).aggregate(rows=Sum("size"))["rows"]
+    return {"checking": checking} if checking else None
 
 
 @account_required(Action.JOBS_READ)

@@ -5,12 +5,14 @@ opens 3 sessions, not 40, however many chunks hold them."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 from django.utils import timezone
 from django_q.models import OrmQ
 from hypothesis import given
@@ -27,6 +29,7 @@ from tests.jobs.test_deep_jobs import deep_upload
 from tests.jobs.test_processing import download, job_body
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
+from tests.support.portal import logged_in
 from tests.verification.test_smtp_grouping import MAILBOX, tenants
 from verification.engine.smtp_scheduling import sessions_needed
 
@@ -148,6 +151,7 @@ def test_a_job_larger_than_a_batch_is_ordered_by_mx_address_so_each_address_is_a
     # the chunks: each holds one address's rows, and a batch of chunks is one address
     batches = {chunk.batch for chunk in Chunk.objects.filter(job_id=job_id)}
     assert batches == {0, 1} and Job.objects.get(pk=job_id).grouping == Job.Grouping.DONE
+    assert "data-deep-work" not in logged_in(owner).get(reverse("job", args=[job_id])).content.decode()  # done
     # both result files in input order, whatever order the chunks held the rows in
     result = download(owner, body["result_download_url"])
     status = result[0].index("status")
@@ -309,3 +313,24 @@ def test_a_grouped_jobs_row_whose_address_holds_a_line_break_keeps_its_place(
     response = owner.client.get(f"/v1/jobs/{job_id}/results?columns=original", headers=owner.auth({}))
     original = download(owner, response["Location"])
     assert [row[:2] for row in original[1:]] == [[email, f"Name {n}"] for n, email in enumerate(rows)]
+
+
+def test_the_job_page_says_a_large_deep_job_is_sorted_then_how_many_rows_mail_servers_are_asked(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    """A batch's rows count as processed only when it ends: meanwhile the job page says what is under way."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
+    domains = tenants(_resolver_on_loopback, 20)
+    job_id = deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]).json()["id"]
+
+    def notice() -> str:
+        page = logged_in(owner).get(reverse("job-progress", args=[job_id])).content.decode()
+        found = re.search(r'<p class="notice" data-deep-work="(\w+)"><strong>([^<]*)</strong>', page)
+        return f"{found[1]}: {found[2]}" if found else ""
+
+    assert notice() == "ordering: Sorting your list by mail server"
+    assert job_group(job_id=job_id)
+    assert notice() == ""  # its chunks wait for a deep worker: nothing under way
+    first = chunk_claim(chunk_id=fair_share.chunk_pick()[0])
+    assert first is not None and all(chunk_claim(chunk_id=pk) for pk in fair_share.deep_batch(first))
+    assert notice() == "checking: 16 rows are being checked with their mail servers now."
