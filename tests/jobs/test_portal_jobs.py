@@ -133,6 +133,15 @@ def test_running_job_page_polls_its_progress(owner: Persona) -> None:
     assert 'aria-valuenow="0"' in page and "0 of 2 rows processed" in page
 
 
+def test_a_large_jobs_counts_are_written_with_thousands_separators(owner: Persona) -> None:
+    job_id = upload(owner, "".join(f"user{n}@good.com\n" for n in range(1234)).encode()).json()["id"]
+    Job.objects.filter(pk=job_id).update(processed=1200, valid=1100, invalid=100)
+    partial = logged_in(owner).get(reverse("job-progress", args=[job_id])).content.decode()
+    assert "1,200 of 1,234 rows processed" in partial
+    assert 'data-count="total">1,234<' in partial and 'data-count="valid">1,100<' in partial
+    assert "1,200 / 1,234" in logged_in(owner).get(reverse("jobs")).content.decode()
+
+
 def test_finished_job_progress_stops_polling_and_offers_the_download(owner: Persona, run_tasks: RunTasks) -> None:
     job = finished_job(owner, run_tasks)
     partial = logged_in(owner).get(reverse("job-progress", args=[job.pk])).content.decode()
