@@ -31,6 +31,7 @@ from tests.support.metrics import TOKEN as METRICS_TOKEN
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabases
 from tests.support.template_db import SuiteTestDatabase
+from verification.engine import mxhosts
 
 # Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
 # runs each of them whole, so its stack starts once; every other test is scheduled on its own.
@@ -212,6 +213,7 @@ def _resolver_on_loopback(settings: Any, dns_server: DnsServer) -> Iterator[DnsS
     yield dns_server
     dns_server.zone.clear()
     dns_server.zone.update(BASE_ZONE)
+    mxhosts.forget()  # the addresses this process remembers of the hosts the test named
     dns_server.delay = 0.0
     dns_server.everything = None
     dns_server.loss, dns_server.max_qps = 0.0, None

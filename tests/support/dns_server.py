@@ -63,7 +63,7 @@ SERVFAIL = Behaviour("servfail")
 REFUSED = Behaviour("refused")
 SILENT = Behaviour("silent")
 CNAME = lambda target: Behaviour("cname", ((0, target),))  # noqa: E731
-HOST = lambda *addresses: Behaviour("a_only", addresses=addresses)  # noqa: E731  an MX host name
+HOST = lambda *addresses, ttl=3600: Behaviour("a_only", ttl=ttl, addresses=addresses)  # noqa: E731  an MX host name
 
 
 @dataclass

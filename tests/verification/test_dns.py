@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from tests.support.dns_server import CNAME, HOST, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
 from tests.support.examples import examples
-from verification.engine import BatchResolver, DomainStatus, ResolverConfig, dnswire, verify_many
+from verification.engine import BatchResolver, DomainStatus, ResolverConfig, dnswire, mxhosts, verify_many
 from verification.engine.dns import lookup_domains, parse_nameserver
 from verification.engine.dnswire import WireError, decode_reply, encode_query
 from verification.engine.mxhosts import HOST_LOOKUP_SECONDS, host_resolver
@@ -170,6 +170,57 @@ def test_an_mx_hosts_addresses_are_its_a_and_aaaa_records(dns_server: DnsServer)
     assert sorted(host_addresses(dns_server, host="mx.both.com")) == ["192.0.2.7", "2001:db8::7"]
     assert host_addresses(dns_server, host="192.0.2.8") == ["192.0.2.8"]  # an address literal: no query
     assert host_addresses(dns_server, host="nowhere.com") == []  # NXDOMAIN
+
+
+def test_a_hosts_addresses_are_remembered_by_the_next_batch_for_their_ttl(dns_server: DnsServer) -> None:
+    """A large deep job's hosts are asked when it is ordered and again by its batches: the second
+    time, the process remembers them (for their TTL, at most REMEMBER_SECONDS)."""
+    dns_server.set("mx.kept.com", HOST("192.0.2.40", "2001:db8::40"))
+    dns_server.set("mx.brief.com", HOST("192.0.2.41", ttl=1))
+    dns_server.set("mx.uncached.com", HOST("192.0.2.42", ttl=0))
+    for host in ("mx.kept.com", "mx.brief.com", "mx.uncached.com"):
+        assert host_addresses(dns_server, host=host)
+    asked = dns_server.queries
+    dns_server.set("mx.kept.com", HOST("192.0.2.99"))  # changed, within the old answer's TTL
+    dns_server.set("mx.brief.com", HOST("192.0.2.98", ttl=1))
+    assert sorted(host_addresses(dns_server, host="mx.kept.com")) == ["192.0.2.40", "2001:db8::40"]
+    assert host_addresses(dns_server, host="mx.brief.com") == ["192.0.2.41"]
+    assert dns_server.queries == asked  # neither was asked again
+    assert host_addresses(dns_server, host="mx.uncached.com") == ["192.0.2.42"]  # TTL 0: asked again
+    assert dns_server.queries == asked + 2
+    time.sleep(1.05)
+    assert host_addresses(dns_server, host="mx.brief.com") == ["192.0.2.98"]  # its TTL is over
+    mxhosts.forget()
+    assert host_addresses(dns_server, host="mx.kept.com") == ["192.0.2.99"]
+
+
+def test_a_host_without_an_answer_is_not_remembered(
+    dns_server: DnsServer, second_server: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup that timed out, a host with no address, and another nameserver's answer are asked afresh."""
+    monkeypatch.setattr(mxhosts, "HOST_LOOKUP_SECONDS", 0.5)
+    dns_server.set("mx.late.com", SILENT)
+    assert host_addresses(dns_server, host="mx.late.com") == []
+    dns_server.set("mx.late.com", HOST("192.0.2.43"))
+    assert host_addresses(dns_server, host="mx.late.com") == ["192.0.2.43"]
+    assert host_addresses(dns_server, host="mx.none.com") == []  # NXDOMAIN
+    dns_server.set("mx.none.com", HOST("192.0.2.44"))
+    assert host_addresses(dns_server, host="mx.none.com") == ["192.0.2.44"]
+    second_server.set("mx.late.com", HOST("192.0.2.45"))
+    assert host_addresses(second_server, host="mx.late.com") == ["192.0.2.45"]
+
+
+def test_an_address_answers_ttl_is_the_least_of_its_records_and_cnames() -> None:
+    query = dns.message.make_query("mx.alias.com", "A")
+    response = dns.message.make_response(query)
+    response.answer.append(dns.rrset.from_text("mx.alias.com.", 60, "IN", "CNAME", "mx.real.com."))
+    response.answer.append(dns.rrset.from_text("mx.real.com.", 300, "IN", "A", "192.0.2.46", "192.0.2.47"))
+    reply = decode_reply(response.to_wire())
+    assert (reply.addresses, reply.address_ttl) == (("192.0.2.46", "192.0.2.47"), 60)
+    response.answer[0].ttl = 3600
+    assert decode_reply(response.to_wire()).address_ttl == 300
+    response.answer.pop()
+    assert decode_reply(response.to_wire()).address_ttl is None  # no address: nothing to keep
 
 
 def test_a_batchs_host_lookups_share_a_few_sockets_and_close_them(dns_server: DnsServer) -> None:

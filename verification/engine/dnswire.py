@@ -46,6 +46,7 @@ class Reply:
     negative_ttl: int | None = None  # min(SOA TTL, SOA MINIMUM) from the authority section
     cnames: dict[str, str] = field(default_factory=dict)
     addresses: tuple[str, ...] = ()  # the A or AAAA records of the question (CNAMEs followed)
+    address_ttl: int | None = None  # the least TTL of those records, and of the CNAMEs leading to them
 
 
 def encode_query(qid: int, domain: str, rdtype: int = MX) -> bytes:
@@ -94,8 +95,9 @@ def _decode(wire: bytes) -> Reply:
     question, pos = read_name(wire, 12)
     pos += 4
     mx: list[tuple[str, int, str, int]] = []
-    addresses: list[tuple[str, str]] = []  # (owner, address)
+    addresses: list[tuple[str, str, int]] = []  # (owner, address, ttl)
     cnames: dict[str, str] = {}
+    cname_ttls: dict[str, int] = {}
     negative_ttl: int | None = None
     for index in range(ancount + nscount):
         owner, pos = read_name(wire, pos)
@@ -109,25 +111,42 @@ def _decode(wire: bytes) -> Reply:
             mx.append((owner, preference, read_name(wire, start + 2)[0], ttl))
         elif index < ancount and (rtype, length) in ((A, 4), (AAAA, 16)):
             family = socket.AF_INET if rtype == A else socket.AF_INET6
-            addresses.append((owner, socket.inet_ntop(family, wire[start:pos])))
+            addresses.append((owner, socket.inet_ntop(family, wire[start:pos]), ttl))
         elif index < ancount and rtype == CNAME:
             cnames[owner] = read_name(wire, start)[0]
+            cname_ttls[owner] = ttl
         elif index >= ancount and rtype == SOA and negative_ttl is None:
             (minimum,) = struct.unpack_from("!I", wire, pos - 4)
             negative_ttl = min(ttl, minimum)
     target = _follow(question, cnames)
     records = tuple((preference, host, ttl) for owner, preference, host, ttl in mx if owner == target)
-    found = tuple(address for owner, address in addresses if owner == target)
-    return Reply(qid, flags & 0xF, bool(flags & _FLAG_TC), question, records, negative_ttl, cnames, found)
+    found = [(address, ttl) for owner, address, ttl in addresses if owner == target]
+    ttls = [ttl for _, ttl in found] + [cname_ttls[name] for name in _chain(question, cnames)[:-1]]
+    return Reply(
+        qid,
+        flags & 0xF,
+        bool(flags & _FLAG_TC),
+        question,
+        records,
+        negative_ttl,
+        cnames,
+        tuple(address for address, _ in found),
+        min(ttls) if found else None,
+    )
 
 
 def _follow(name: str, cnames: dict[str, str]) -> str:
     """The name a CNAME chain in the answer ends at (a loop stops where it repeats)."""
-    seen = {name}
-    while name in cnames and cnames[name] not in seen:
+    return _chain(name, cnames)[-1]
+
+
+def _chain(name: str, cnames: dict[str, str]) -> list[str]:
+    """The names from `name` along the answer's CNAMEs, `name` first (a loop stops where it repeats)."""
+    chain = [name]
+    while name in cnames and cnames[name] not in chain:
         name = cnames[name]
-        seen.add(name)
-    return name
+        chain.append(name)
+    return chain
 
 
 def read_name(wire: bytes, pos: int) -> tuple[str, int]:
