@@ -32,7 +32,9 @@ def chunk_run_next(*, budget: float) -> int:
             return ran
         with fair_share.deep_slot() as slot:
             if slot.held and job_group_next():  # a large deep job's rows ordered by MX address first
-                ran += 1
+                # Not counted as a chunk run, whatever the budget: this worker goes on to take the
+                # job's first batch itself, with the deep slot and its hosts' addresses at hand
+                # (verification/engine/mxhosts.py), rather than leave it to the next task.
                 continue
             chunk = _claim_next(deep=slot.held)
             if chunk is None:
