@@ -83,22 +83,28 @@ def test_a_deep_batch_stops_at_its_row_budget(
     assert needed == [3, 2, 1] and deep_farm.stats.sessions[MAILBOX] == sum(needed)
 
 
+def forty_rows_on_one_address(owner: Persona, settings: Any, dns: DnsServer) -> str:
+    """A deep job of 40 rows on one MX address, larger than its batches of 16 rows (chunks of 8)."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
+    rows = [f"{local}@{domain}" for local in ("alice", "bob") for domain in tenants(dns, 20)]
+    return str(deep_upload(owner, rows).json()["id"])
+
+
+def batch_taken() -> list[int]:
+    """Claim the next batch as a deep worker does (jobs/worker.py); its chunks' indexes."""
+    first = chunk_claim(chunk_id=fair_share.chunk_pick()[0])
+    assert first is not None
+    mates = [chunk_claim(chunk_id=pk) for pk in fair_share.deep_batch(first)]
+    return [chunk.index for chunk in (first, *mates) if chunk is not None]
+
+
 def test_a_second_deep_worker_takes_the_jobs_next_batch(
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
 ) -> None:
     """A job larger than a batch is carried by more than one deep worker at once, a batch each."""
-    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
-    domains = tenants(_resolver_on_loopback, 20)
-    job_id = deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]).json()["id"]
+    job_id = forty_rows_on_one_address(owner, settings, _resolver_on_loopback)
     assert fair_share.chunk_pick() == []  # larger than a batch: no chunk until its rows are grouped
     assert job_group(job_id=job_id)  # one MX address's 40 rows: batches of 16, 16 and 8 rows, 5 chunks
-
-    def batch_taken() -> list[int]:
-        first = chunk_claim(chunk_id=fair_share.chunk_pick()[0])
-        assert first is not None
-        mates = [chunk_claim(chunk_id=pk) for pk in fair_share.deep_batch(first)]
-        return [chunk.index for chunk in (first, *mates) if chunk is not None]
-
     assert batch_taken() == [0, 1]
     assert batch_taken() == [2, 3]  # while the first is still running
     assert batch_taken() == [4]
@@ -319,9 +325,7 @@ def test_the_job_page_says_a_large_deep_job_is_sorted_then_how_many_rows_mail_se
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer
 ) -> None:
     """A batch's rows count as processed only when it ends: meanwhile the job page says what is under way."""
-    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
-    domains = tenants(_resolver_on_loopback, 20)
-    job_id = deep_upload(owner, [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]).json()["id"]
+    job_id = forty_rows_on_one_address(owner, settings, _resolver_on_loopback)
 
     def notice() -> str:
         page = logged_in(owner).get(reverse("job-progress", args=[job_id])).content.decode()
@@ -331,6 +335,5 @@ def test_the_job_page_says_a_large_deep_job_is_sorted_then_how_many_rows_mail_se
     assert notice() == "ordering: Sorting your list by mail server"
     assert job_group(job_id=job_id)
     assert notice() == ""  # its chunks wait for a deep worker: nothing under way
-    first = chunk_claim(chunk_id=fair_share.chunk_pick()[0])
-    assert first is not None and all(chunk_claim(chunk_id=pk) for pk in fair_share.deep_batch(first))
+    assert batch_taken() == [0, 1]
     assert notice() == "checking: 16 rows are being checked with their mail servers now."

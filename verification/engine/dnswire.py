@@ -118,10 +118,11 @@ def _decode(wire: bytes) -> Reply:
         elif index >= ancount and rtype == SOA and negative_ttl is None:
             (minimum,) = struct.unpack_from("!I", wire, pos - 4)
             negative_ttl = min(ttl, minimum)
-    target = _follow(question, cnames)
+    chain = _chain(question, cnames)
+    target = chain[-1]
     records = tuple((preference, host, ttl) for owner, preference, host, ttl in mx if owner == target)
     found = [(address, ttl) for owner, address, ttl in addresses if owner == target]
-    ttls = [ttl for _, ttl in found] + [cname_ttls[name] for name in _chain(question, cnames)[:-1]]
+    address_ttl = min([ttl for _, ttl in found] + [cname_ttls[name] for name in chain[:-1]]) if found else None
     return Reply(
         qid,
         flags & 0xF,
@@ -131,7 +132,7 @@ def _decode(wire: bytes) -> Reply:
         negative_ttl,
         cnames,
         tuple(address for address, _ in found),
-        min(ttls) if found else None,
+        address_ttl,
     )
 
 
