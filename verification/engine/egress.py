@@ -24,6 +24,8 @@ from verification.engine.smtp_replies import Meaning, meaning
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
+# Names that stand for this machine or a private network: no mail server can look them up.
+_PRIVATE_SUFFIXES = frozenset({"localhost", "localdomain", "local", "internal", "invalid", "lan", "arpa"})
 # A refusal naming our address or a listing: about the egress, not the mailbox or the domain.
 _REPUTATION = re.compile(
     r"spamhaus|spamcop|barracuda|sorbs|dnsbl|\brbl\b|block ?list|black ?list|\blisted\b|client host|your ip"
@@ -96,6 +98,40 @@ def _socks5_checked(entry: str, where: str) -> None:
         port = None
     if not parts.hostname or port is None or parts.path not in ("", "/"):
         raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: socks5:// needs host:port")
+
+
+def helo_problem(name: str) -> str | None:
+    """Why `name` is not a fully qualified domain name a mail server could look up (None: it is).
+    Postfix's common reject_non_fqdn_helo_hostname refuses every session that names itself so."""
+    bare = name.rstrip(".")
+    try:
+        ipaddress.ip_address(bare.strip("[]"))
+        return "an IP address, not a name"
+    except ValueError:
+        pass
+    if not _HOSTNAME.fullmatch(bare):
+        return "not a host name"
+    labels = bare.lower().split(".")
+    if len(labels) < 2:
+        return "a bare label, not a fully qualified domain name"
+    if labels[-1] in _PRIVATE_SUFFIXES or (not labels[-1].isalpha() and not labels[-1].startswith("xn--")):
+        return "a name no mail server can look up"
+    return None
+
+
+def helo_names_checked(egresses: tuple[Egress, ...], default: str) -> None:
+    """Raises EgressError naming VERIFIER_SMTP_HELO when an egress would introduce itself with a
+    name that is not a fully qualified domain name (its own |helo=, else `default`)."""
+    for egress in egresses:
+        name = egress.helo or default
+        problem = helo_problem(name)
+        if problem is None:
+            continue
+        whose = f"the EHLO name of egress {egress.name} (VERIFIER_SMTP_EGRESS)" if egress.helo else "the EHLO name"
+        raise EgressError(
+            f"VERIFIER_SMTP_HELO: {name!r}, {whose}, is {problem}: mail servers that check it refuse every "
+            "session; give the name the sending address's PTR record names, e.g. mx1.example.com"
+        )
 
 
 def is_reputation_refusal(session: Session) -> bool:
