@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
@@ -44,6 +45,9 @@ class Egress:
     bind: str = ""  # local source address
     proxy: str = ""  # socks5://host:port
     helo: str = ""  # the EHLO name; empty: VERIFIER_SMTP_HELO
+    # The address mail servers see: the bind address unless |address= says otherwise (behind NAT, a
+    # proxy's); empty: not known here, so its identity and blocklists go unchecked.
+    address: str = ""
 
     def config(self, base: SmtpConfig) -> SmtpConfig:
         """The session settings for sessions leaving through this egress."""
@@ -57,7 +61,8 @@ DIRECT = Egress("direct")
 
 
 def parse_egresses(spec: str) -> tuple[Egress, ...]:
-    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>`, comma-separated.
+    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>` and
+    `|address=<the address mail servers see>`, comma-separated.
     Empty: (DIRECT,). Raises EgressError naming the bad entry."""
     entries = [entry.strip() for entry in spec.split(",") if entry.strip()]
     egresses = tuple(parse_egress(entry) for entry in entries)
@@ -68,26 +73,45 @@ def parse_egresses(spec: str) -> tuple[Egress, ...]:
 
 
 def parse_egress(entry: str) -> Egress:
-    where, _, option = (part.strip() for part in entry.partition("|"))
-    helo = _helo(entry, option) if option else ""
+    where, _, options = (part.strip() for part in entry.partition("|"))
+    helo, address = _options(entry, options) if options else ("", "")
     if where.startswith("bind:"):
-        address = where.removeprefix("bind:")
-        try:
-            ipaddress.ip_address(address)
-        except ValueError:
-            raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: bind: needs an IP address") from None
-        return Egress(where, bind=address, helo=helo)
+        bind = where.removeprefix("bind:")
+        if not _is_address(bind):
+            raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: bind: needs an IP address")
+        return Egress(where, bind=bind, helo=helo, address=address or bind)
     if where.startswith("socks5://"):
         _socks5_checked(entry, where)
-        return Egress(where, proxy=where, helo=helo)
+        return Egress(where, proxy=where, helo=helo, address=address)
     raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r} is neither bind:<address> nor socks5://host:port")
 
 
-def _helo(entry: str, option: str) -> str:
-    key, equals, value = (part.strip() for part in option.partition("="))
-    if key != "helo" or not equals or not _HOSTNAME.fullmatch(value):
-        raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: the only option is |helo=<host name>")
-    return value
+def _options(entry: str, text: str) -> tuple[str, str]:
+    """(helo, address) from `helo=<host name>|address=<IP address>`, each at most once."""
+    options: dict[str, str] = {}
+    for option in text.split("|"):
+        key, equals, value = (part.strip() for part in option.partition("="))
+        valid = _OPTION_VALUES.get(key)
+        if valid is None or not equals or key in options or not valid(value):
+            raise EgressError(
+                f"VERIFIER_SMTP_EGRESS: {entry!r}: the options are |helo=<host name> and |address=<IP address>"
+            )
+        options[key] = value
+    return options.get("helo", ""), options.get("address", "")
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+_OPTION_VALUES: dict[str, Callable[[str], bool]] = {
+    "helo": lambda value: _HOSTNAME.fullmatch(value) is not None,
+    "address": _is_address,
+}
 
 
 def _socks5_checked(entry: str, where: str) -> None:
