@@ -29,6 +29,7 @@ from django.core.cache import cache
 from verification.engine.dns import parse_nameserver, system_nameservers
 from verification.engine.egress import Egress
 from verification.engine.egress_dns import (
+    Identity,
     IdentityState,
     Listing,
     Lookup,
@@ -74,7 +75,7 @@ class ZoneFinding:
     def describe(self) -> str:
         if self.listing is Listing.LISTED:
             return f"listed on {self.shown} ({', '.join(self.codes)}) since {self.found_at:%Y-%m-%d %H:%M} UTC"
-        return f"{self.shown} refused the query ({', '.join(self.codes)}): not a listing, the zone cannot be used so"
+        return f"{self.shown} refused the query ({', '.join(self.codes)}): an error, not a listing"
 
 
 def zone_shown(zone: str) -> str:
@@ -153,7 +154,7 @@ def _identity_if_due(egress: Egress, lookup: Lookup, now: float) -> None:
     known = identity_findings([egress]).get(egress.name)
     if known is not None and now - known.checked < IDENTITY_SECONDS:
         return
-    identity = identity_checked(_helo(egress), egress.address, lookup)
+    identity = identity_checked(_helo(egress), egress.address, lookup) if egress.address else _unknown_address(egress)
     if identity is None:
         logger.warning("egress %s: DNS did not answer its identity check; asked again in a minute", egress.name)
         return
@@ -161,6 +162,15 @@ def _identity_if_due(egress: Egress, lookup: Lookup, now: float) -> None:
         logger.warning("egress %s is misconfigured: %s", egress.name, identity.reason)
     kept = {"for": [_helo(egress), egress.address], "state": identity.state.value, "reason": identity.reason}
     cache.set(identity_key(egress.name), {**kept, "checked": now}, timeout=KEEP_SECONDS)
+
+
+def _unknown_address(egress: Egress) -> Identity:
+    """A SOCKS5 egress without |address=, or the machine's own address (no VERIFIER_SMTP_EGRESS)."""
+    if egress.proxy:
+        how = "give it with |address="
+    else:
+        how = "list this machine's public address in VERIFIER_SMTP_EGRESS (bind:<address>, or a proxy with |address=)"
+    return Identity(IdentityState.UNCHECKED, f"the address mail servers see is not known here: {how}")
 
 
 def _blocklists_if_due(egress: Egress, lookup: Lookup, now: float) -> None:
@@ -179,14 +189,14 @@ def _blocklists_if_due(egress: Egress, lookup: Lookup, now: float) -> None:
         changed = before is None or before["listing"] != answer.listing.value
         since = now if changed or before is None else before["since"]
         zones[zone] = {"listing": answer.listing.value, "codes": list(answer.codes), "since": since, "checked": now}
-        if changed or answer.listing is Listing.ERROR:
-            _log_change(egress, _zone_finding(zone, zones[zone]))
+        if answer.listing is Listing.ERROR or (changed and (before is not None or answer.listing is Listing.LISTED)):
+            _log_change(egress, _zone_finding(zone, zones[zone]))  # a first "not listed" is not news
     cache.set(key, {"address": egress.address, "zones": zones}, timeout=max(KEEP_SECONDS, 3 * interval))
 
 
 def _log_change(egress: Egress, finding: ZoneFinding) -> None:
     if finding.listing is Listing.CLEAR:
-        logger.info("egress %s is not listed on %s", egress.name, finding.shown)
+        logger.info("egress %s is no longer listed on %s: it carries sessions again", egress.name, finding.shown)
     elif finding.listing is Listing.LISTED:
         logger.warning("egress %s (%s) is %s: it rests until delisted", egress.name, egress.address, finding.describe())
     else:

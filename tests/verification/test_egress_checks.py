@@ -101,6 +101,14 @@ def test_a_socks5_egress_without_its_address_is_unchecked_in_words(egresses: Dns
     assert said == "unchecked: the address mail servers see is not known here: give it with |address="
 
 
+def test_the_machines_own_address_is_unchecked_saying_how_to_name_it(egresses: DnsServer, settings: Any) -> None:
+    settings.VERIFIER_SMTP_EGRESS = ""
+    asked = egresses.queries
+    egress_self_checks_run()
+    assert health("direct").describe().startswith("unchecked: the address mail servers see is not known here: list")
+    assert egresses.queries == asked
+
+
 def test_a_socks5_egress_with_its_address_given_is_checked(egresses: DnsServer, settings: Any) -> None:
     settings.VERIFIER_SMTP_EGRESS = f"socks5://127.0.0.1:1080|helo=b.deep-sender.net|address={B}"
     egress_self_checks_run()
@@ -178,7 +186,7 @@ def test_a_zone_refusing_the_query_is_an_error_not_a_listing(egresses: DnsServer
     egress_self_checks_run()
     found = health(f"bind:{A}")
     assert not found.resting
-    assert found.describe() == f"{ZONE} refused the query (127.255.255.254): not a listing, the zone cannot be used so"
+    assert found.describe() == f"{ZONE} refused the query (127.255.255.254): an error, not a listing"
     assert "refused the query (127.255.255.254)" in admin_client_.get("/admin/dashboard/").content.decode()
 
 

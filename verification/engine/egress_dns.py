@@ -84,10 +84,6 @@ class Identity:
 def identity_checked(helo: str, address: str, lookup: Lookup) -> Identity | None:
     """Whether `helo`'s address records include `address` and `address`'s PTR names `helo`.
     None when DNS could not say (the caller keeps what it found before)."""
-    if not address:
-        return Identity(
-            IdentityState.UNCHECKED, "the address mail servers see is not known here: give it with |address="
-        )
     name = helo.rstrip(".").lower()
     ip = ipaddress.ip_address(address)
     forward = lookup(name, "AAAA" if ip.version == 6 else "A")
