@@ -3,11 +3,13 @@ verification/engine/egress_dns.py's): each egress's identity (forward-confirmed 
 hour, and its address against each zone of VERIFIER_SMTP_DNSBL_ZONES every
 VERIFIER_SMTP_DNSBL_INTERVAL_SECONDS.
 
-A one-minute schedule (verification/queue.py) runs what is due. A finding is kept for the EHLO name
-and address it was made for, so a new or changed egress has none and is checked within a minute of
-the start. Findings live in the shared cache (Redis, else the database cache), as egress health
-does, so every process shows and obeys the same ones: a listed egress rests until a check finds it
-delisted (verification/egresses.py); a misconfigured one is shown, and goes on carrying sessions.
+A one-minute schedule (verification/queue.py) runs what is due. Each worker process checks every
+egress's identity at its first run, so a (re)started qcluster checks them within a minute whatever
+an earlier process found; a finding is kept for the EHLO name and address it was made for, so a
+changed egress is checked afresh too. Findings live in the shared cache (Redis, else the database
+cache), as egress health does, so every process shows and obeys the same ones: a listed egress
+rests until a check finds it delisted (verification/egresses.py); a misconfigured one is shown, and
+goes on carrying sessions.
 A lookup DNS did not answer changes nothing: the previous finding stands, and is asked again at the
 next minute.
 """
@@ -44,6 +46,8 @@ IDENTITY_SECONDS = 3600
 # Findings no check has renewed for this long are forgotten: with the checks stopped (no qcluster),
 # a listing does not keep an egress resting for ever, and the dashboard says "not checked".
 KEEP_SECONDS = 3 * 3600
+# The egresses whose identity this process has checked since it started (forget() empties it).
+_CHECKED_SINCE_START: set[str] = set()
 # A label this long in a zone is its key (a Spamhaus Data Query Service zone carries one): shown as <key>.
 _KEY_LABEL = re.compile(r"^[A-Za-z0-9]{20,}$")
 
@@ -150,14 +154,21 @@ def _lookup() -> Lookup:
     return dns_lookup(servers, timeout=settings.VERIFIER_DNS_TIMEOUT, lifetime=settings.VERIFIER_DNS_LIFETIME)
 
 
+def forget() -> None:
+    """Forget which egresses this process has checked, as a fresh start does (tests)."""
+    _CHECKED_SINCE_START.clear()
+
+
 def _identity_if_due(egress: Egress, lookup: Lookup, now: float) -> None:
     known = identity_findings([egress]).get(egress.name)
-    if known is not None and now - known.checked < IDENTITY_SECONDS:
+    fresh = known is not None and now - known.checked < IDENTITY_SECONDS
+    if fresh and egress.name in _CHECKED_SINCE_START:
         return
     identity = identity_checked(_helo(egress), egress.address, lookup) if egress.address else _unknown_address(egress)
     if identity is None:
         logger.warning("egress %s: DNS did not answer its identity check; asked again in a minute", egress.name)
         return
+    _CHECKED_SINCE_START.add(egress.name)
     if identity.state is IdentityState.MISCONFIGURED:
         logger.warning("egress %s is misconfigured: %s", egress.name, identity.reason)
     kept = {"for": [_helo(egress), egress.address], "state": identity.state.value, "reason": identity.reason}

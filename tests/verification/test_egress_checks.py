@@ -18,7 +18,7 @@ from tests.support.deep import domains_on
 from tests.support.dns_server import HOST, PTR, SILENT, DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.mx_farm import MxFarm
-from verification import queue
+from verification import egress_checks, queue
 from verification.deep import deep_verify_many
 from verification.egress_checks import egress_key, zone_shown
 from verification.egresses import EgressHealth, egress_health_all, egress_self_checks_run, egresses_healthy
@@ -43,6 +43,7 @@ def egresses(db: None, settings: Any, _resolver_on_loopback: DnsServer) -> Itera
     for letter, address in (("a", A), ("b", B)):
         dns.set(f"{letter}.deep-sender.net", HOST(address))
         dns.set(_reverse(address), PTR(f"{letter}.deep-sender.net"))
+    egress_checks.forget()  # as a fresh process
     kinds = ("egress-identity", "egress-dnsbl", "egress-rest")
     cache.delete_many([egress_key(kind, f"bind:{address}") for kind in kinds for address in (A, B)])
     yield dns
@@ -124,6 +125,16 @@ def test_the_identity_is_checked_again_after_an_hour(egresses: DnsServer) -> Non
     with time_machine.travel(timedelta(minutes=61), tick=True):
         egress_self_checks_run()
         assert health(f"bind:{A}").misconfigured
+
+
+def test_a_new_process_checks_the_identity_at_its_first_run_whatever_an_earlier_one_found(egresses: DnsServer) -> None:
+    egress_self_checks_run()
+    egresses.set(_reverse(A), PTR("other.example.net"))
+    egress_self_checks_run()
+    assert not health(f"bind:{A}").misconfigured  # the hour has not passed
+    egress_checks.forget()  # a restarted qcluster's worker
+    egress_self_checks_run()
+    assert health(f"bind:{A}").misconfigured
 
 
 def test_an_identity_check_dns_does_not_answer_keeps_the_previous_finding(egresses: DnsServer) -> None:
