@@ -12,9 +12,14 @@ def main() -> None:
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as exc:
+        # A setting to fix, said in one line: a traceback through Django's start-up hides it.
+        sys.exit(f"ImproperlyConfigured: {exc}")
 
 
 if __name__ == "__main__":

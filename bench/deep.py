@@ -105,6 +105,8 @@ def _env(smtp_port: int) -> dict[str, str]:
         "VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS": "1",
         "VERIFIER_SMTP_LOCK_DIR": tempfile.mkdtemp(prefix="bench-smtp-slots-"),
         "VERIFIER_SMTP_FROM": "verify@deepbench.net",
+        # The stack runs with DEBUG off, which refuses `localhost` as the EHLO name with deep mode on.
+        "VERIFIER_SMTP_HELO": "verifier.deepbench.net",
     }
 
 

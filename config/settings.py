@@ -365,6 +365,11 @@ VERIFIER_SMTP_EGRESS = envstr("VERIFIER_SMTP_EGRESS", "")
 # minutes (at least 20 sessions) exceeds this rests this long, and the others carry its work.
 VERIFIER_SMTP_EGRESS_BLOCKED_SHARE = envfloat("VERIFIER_SMTP_EGRESS_BLOCKED_SHARE", 0.3, minimum=0.0)
 VERIFIER_SMTP_EGRESS_REST_SECONDS = envfloat("VERIFIER_SMTP_EGRESS_REST_SECONDS", 900.0, minimum=0.0)
+# Blocklist self-check (docs/deep.md, "Running deep mode on the internet"): each egress's address is
+# looked up in each of these DNSBL zones (comma-separated; none by default) this often; a listed egress
+# rests until delisted.
+VERIFIER_SMTP_DNSBL_ZONES = envlist("VERIFIER_SMTP_DNSBL_ZONES")
+VERIFIER_SMTP_DNSBL_INTERVAL_SECONDS = envfloat("VERIFIER_SMTP_DNSBL_INTERVAL_SECONDS", 900.0, minimum=0.0)
 # With REDIS_URL: a politeness lease a process stops renewing (it died) frees itself after this long.
 VERIFIER_SMTP_LEASE_SECONDS = envfloat("VERIFIER_SMTP_LEASE_SECONDS", 5.0, minimum=0.5)
 # Tests only: let MX hosts on loopback and private networks be contacted.

@@ -42,17 +42,27 @@ class ResolverGauge(Collector):
 
 
 class EgressGauge(Collector):
-    """Per SMTP egress, 1 while it takes sessions, 0 while it rests (verification/egresses.py)."""
+    """Per SMTP egress, 1 while it takes sessions and its identity is not misconfigured, else 0; and
+    per egress and blocklist zone, 1 while the zone lists it (verification/egresses.py)."""
 
     def collect(self) -> Iterator[Metric]:
-        gauge = GaugeMetricFamily(
+        healthy = GaugeMetricFamily(
             "verifier_smtp_egress_healthy",
-            "1 while the SMTP egress takes sessions, 0 while it rests after blocklist refusals.",
+            "1 while the SMTP egress takes sessions and its identity checks out; 0 while it rests "
+            "(reputation refusals, a blocklist listing) or is misconfigured.",
             labels=["egress"],
         )
+        listed = GaugeMetricFamily(
+            "verifier_smtp_egress_listed",
+            "1 while the blocklist zone lists the SMTP egress's address, else 0.",
+            labels=["egress", "zone"],
+        )
         for health in egress_health_all():
-            gauge.add_metric([health.name], int(not health.resting))
-        yield gauge
+            healthy.add_metric([health.name], int(health.healthy))
+            for zone in health.zones:
+                listed.add_metric([health.name, zone.shown], int(zone in health.listed))
+        yield healthy
+        yield listed
 
 
 def _process_registry() -> CollectorRegistry:

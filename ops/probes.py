@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from lib.tokens import random_base62
 from ops import machine
+from verification.egresses import egress_health_all
 from verification.resolver import resolver_health_within
 
 OK = "ok"
@@ -57,6 +58,18 @@ def dns() -> str:
     A check that takes longer runs on in the background; meanwhile the last finding answers."""
     health = resolver_health_within(DNS_CHECK_WAIT)
     return OK if health is None else health.describe()
+
+
+def egresses() -> dict[str, str]:
+    """Each SMTP egress's state in words: misconfigured, listed, resting, or ok (verification/egresses.py)."""
+    return {health.name: health.describe() for health in egress_health_all()}
+
+
+def run_detail(detail: Callable[[], dict[str, str]]) -> dict[str, str]:
+    try:
+        return detail()
+    except Exception as exc:  # as run(): a probe never fails itself
+        return {"failed": type(exc).__name__}
 
 
 def run(check: Callable[[], str]) -> str:

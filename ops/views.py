@@ -32,7 +32,10 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def readyz(request: HttpRequest) -> HttpResponse:
     checks = probes.readiness()
     ready = all(result == probes.OK for result in checks.values())
-    return _json({"status": "ok" if ready else "unavailable", "checks": checks}, 200 if ready else 503)
+    body: dict[str, object] = {"status": "ok" if ready else "unavailable", "checks": checks}
+    if settings.VERIFIER_DEEP_MODE:  # a detail, not a check: the service serves whatever it says
+        body["egresses"] = probes.run_detail(probes.egresses)
+    return _json(body, 200 if ready else 503)
 
 
 @never_cache

@@ -1,5 +1,6 @@
 """The one place verification's recurring work is declared (as jobs/queue.py and billing/queue.py are
-for theirs): the hourly prune, and the global catch-all rate refreshed every minute. It deletes what
+for theirs): the hourly prune, the global catch-all rate refreshed every minute, and the egresses'
+self-checks. It deletes what
 has expired in every app (lib/prune.py finds each model with an indexed `expires_at`), so its entry
 point is that function, not a task of this app; it is kept here because verification's caches are
 what it was first written for, and the schedule keeps its name so databases that already hold it are
@@ -14,4 +15,7 @@ SCHEDULES = (
     Every(60, "verification: prune expired rows", "lib.prune.prune_expired"),
     # Reported outcomes' global catch-all rate, read by every catch-all answer (verification/feedback.py).
     Every(1, "verification: global catch-all rate", "verification.feedback.global_catch_all_rate_refresh"),
+    # The egresses' identity (hourly) and blocklist (VERIFIER_SMTP_DNSBL_INTERVAL_SECONDS) checks, each
+    # run when due (verification/egress_checks.py): a new egress is checked within a minute of the start.
+    Every(1, "verification: egress self-checks", "verification.egresses.egress_self_checks_run"),
 )

@@ -14,7 +14,7 @@ import requests
 
 from tests.jobs.conftest import Receiver
 from tests.jobs.test_e2e import Stack, live_stack, result_rows
-from tests.support.deep import DOMAINS, farm_zone
+from tests.support.deep import DOMAINS, HELO, farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabases
@@ -34,6 +34,7 @@ def deep_stack(
         dns_server,
         stack_databases,
         VERIFIER_DEEP_MODE="1",
+        VERIFIER_SMTP_HELO=HELO,
         VERIFIER_SMTP_PORT=str(farm.port),
         VERIFIER_SMTP_TIMEOUT="10",  # a loaded machine must not turn a slow answer into `unknown`
         VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS="1",

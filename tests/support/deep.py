@@ -9,6 +9,8 @@ from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import ACCEPT, MxFarm, Script
 
 SENDER = "verify@deep-sender.net"
+# A fully qualified name: with DEBUG off (the live stacks) a start with deep mode on refuses `localhost`.
+HELO = "verifier.deep-sender.net"
 # Forty MX hosts on addresses of their own, each turning every session away at the banner.
 FORTY_BUSY = [f"127.0.0.{n}" for n in range(60, 100)]
 BUSY_BANNER = "450 4.3.2 Service busy, try again later"
@@ -95,4 +97,4 @@ def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:
     settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = True
     settings.VERIFIER_SMTP_LOCK_DIR = str(lock_dir)
     settings.VERIFIER_SMTP_FROM = SENDER
-    settings.VERIFIER_SMTP_HELO = "verifier.deep-sender.net"
+    settings.VERIFIER_SMTP_HELO = HELO

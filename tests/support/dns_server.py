@@ -8,7 +8,7 @@ enough to share two cores with a benchmark. An answer too big for the client's
 UDP size goes out truncated (TC), as a real server's would.
 
 Behaviours: MX hosts (any hosts: MX("aspmx.l.google.com")), A-only (no MX), an MX host's own
-addresses (HOST("127.0.0.5"): its A and AAAA records), null MX,
+addresses (HOST("127.0.0.5"): its A and AAAA records), an address's PTR records, null MX,
 NXDOMAIN, SERVFAIL, a CNAME to another name, and silence (the query is dropped, so the
 client times out).
 
@@ -48,8 +48,8 @@ ZONE_SOA = "ns.loopback. hostmaster.loopback. 1 3600 600 86400 300"
 
 @dataclass(frozen=True)
 class Behaviour:
-    kind: str  # "mx", "a_only", "null_mx", "nxdomain", "servfail", "refused", "silent", "cname"
-    mx: tuple[tuple[int, str], ...] = ()  # for "cname": ((0, target),)
+    kind: str  # "mx", "a_only", "null_mx", "nxdomain", "servfail", "refused", "silent", "cname", "ptr"
+    mx: tuple[tuple[int, str], ...] = ()  # for "cname": ((0, target),); for "ptr": ((0, name), ...)
     ttl: int = 3600
     negative_ttl: int = 300
     addresses: tuple[str, ...] = ()  # A (and AAAA) records: an MX host's addresses
@@ -64,6 +64,8 @@ REFUSED = Behaviour("refused")
 SILENT = Behaviour("silent")
 CNAME = lambda target: Behaviour("cname", ((0, target),))  # noqa: E731
 HOST = lambda *addresses, ttl=3600: Behaviour("a_only", ttl=ttl, addresses=addresses)  # noqa: E731  an MX host name
+# An address's reverse name (dns.reversename.from_address) naming hosts: its PTR records, and nothing else.
+PTR = lambda *names: Behaviour("ptr", tuple((0, name) for name in names))  # noqa: E731
 
 
 @dataclass
@@ -287,6 +289,13 @@ def _fill(response: dns.message.Message, qname: dns.name.Name, rdtype: int, beha
         target = behaviour.mx[0][1].rstrip(".") + "."
         response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "CNAME", target))
         response.answer.append(dns.rrset.from_text(target, behaviour.ttl, "IN", "MX", f"10 mx.{target}"))
+        return
+    if kind == "ptr":
+        if rdtype == dns.rdatatype.PTR:
+            names = [f"{name.rstrip('.')}." for _, name in behaviour.mx]
+            response.answer.append(dns.rrset.from_text(qname, behaviour.ttl, "IN", "PTR", *names))
+        else:
+            response.authority.append(_soa(qname, behaviour.negative_ttl))
         return
     if kind in ("servfail", "refused"):
         response.set_rcode(dns.rcode.SERVFAIL if kind == "servfail" else dns.rcode.REFUSED)

@@ -17,7 +17,7 @@ import pytest
 
 from bench.procs import Processes, free_port, wait_for_port
 from tests.conftest import BASE_ZONE
-from tests.support.deep import SCRIPTS, SENDER, farm_zone
+from tests.support.deep import HELO, SCRIPTS, SENDER, farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabases
@@ -56,6 +56,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, stack_databases: StackDataba
             "VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS": "1",
             "VERIFIER_SMTP_LOCK_DIR": str(tmp / "smtp-slots"),
             "VERIFIER_SMTP_FROM": SENDER,
+            "VERIFIER_SMTP_HELO": HELO,
             "LOG_LEVEL": "WARNING",
         }
         with Processes(env=env) as processes:

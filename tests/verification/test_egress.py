@@ -30,7 +30,7 @@ from tests.support.socks5 import Socks5Server
 from verification.deep import deep_verify_many
 from verification.egresses import egress_health_all
 from verification.engine.dns import ResolverConfig
-from verification.engine.egress import EgressError, parse_egresses
+from verification.engine.egress import EgressError, helo_problem, parse_egresses
 from verification.engine.leases import RedisLeases, lease_key
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
@@ -275,6 +275,51 @@ def test_a_mistyped_egress_stops_the_start_naming_it() -> None:
     )
     assert run.returncode != 0
     assert "ImproperlyConfigured: VERIFIER_SMTP_EGRESS: 'sock5://proxy:1080'" in run.stderr
+
+
+def manage_check(**env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "DEBUG": "0", "VERIFIER_DEEP_MODE": "1", **env}
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"], env=environment, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_localhost_as_the_helo_name_stops_a_production_start_with_one_line_naming_the_setting() -> None:
+    run = manage_check(VERIFIER_SMTP_HELO="localhost")
+    assert run.returncode != 0
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith(
+        "ImproperlyConfigured: VERIFIER_SMTP_HELO: 'localhost'"
+    )
+
+
+def test_an_egresses_own_ehlo_name_that_is_a_bare_label_stops_the_start_naming_the_setting() -> None:
+    run = manage_check(VERIFIER_SMTP_HELO="verifier.example.com", VERIFIER_SMTP_EGRESS=f"bind:{A}|helo=mx1")
+    assert run.returncode != 0
+    assert run.stderr.startswith(f"ImproperlyConfigured: VERIFIER_SMTP_HELO: 'mx1', the EHLO name of egress bind:{A}")
+
+
+def test_a_fully_qualified_helo_name_starts() -> None:
+    run = manage_check(VERIFIER_SMTP_HELO="mx1.verifier.example.com")
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "fqdn"),
+    [
+        ("localhost", False),
+        ("mx1", False),
+        ("192.0.2.10", False),
+        ("[2001:db8::1]", False),
+        ("host.localdomain", False),
+        ("mail.local", False),
+        ("mail.example.123", False),
+        ("mx1.example.com", True),
+        ("mx1.example.com.", True),
+        ("mx.xn--bcher-kva.de", True),
+    ],
+)
+def test_a_helo_name_is_fully_qualified_only_when_a_mail_server_could_look_it_up(name: str, fqdn: bool) -> None:
+    assert (helo_problem(name) is None) is fqdn
 
 
 def test_hundreds_of_sessions_at_once_take_turns_on_a_few_redis_connections(shared_redis: redis.Redis) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
@@ -24,6 +25,8 @@ from verification.engine.smtp_replies import Meaning, meaning
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*")
+# Names that stand for this machine or a private network: no mail server can look them up.
+_PRIVATE_SUFFIXES = frozenset({"localhost", "localdomain", "local", "internal", "invalid", "lan", "arpa"})
 # A refusal naming our address or a listing: about the egress, not the mailbox or the domain.
 _REPUTATION = re.compile(
     r"spamhaus|spamcop|barracuda|sorbs|dnsbl|\brbl\b|block ?list|black ?list|\blisted\b|client host|your ip"
@@ -42,6 +45,9 @@ class Egress:
     bind: str = ""  # local source address
     proxy: str = ""  # socks5://host:port
     helo: str = ""  # the EHLO name; empty: VERIFIER_SMTP_HELO
+    # The address mail servers see: the bind address unless |address= says otherwise (behind NAT, a
+    # proxy's); empty: not known here, so its identity and blocklists go unchecked.
+    address: str = ""
 
     def config(self, base: SmtpConfig) -> SmtpConfig:
         """The session settings for sessions leaving through this egress."""
@@ -55,7 +61,8 @@ DIRECT = Egress("direct")
 
 
 def parse_egresses(spec: str) -> tuple[Egress, ...]:
-    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>`, comma-separated.
+    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>` and
+    `|address=<the address mail servers see>`, comma-separated.
     Empty: (DIRECT,). Raises EgressError naming the bad entry."""
     entries = [entry.strip() for entry in spec.split(",") if entry.strip()]
     egresses = tuple(parse_egress(entry) for entry in entries)
@@ -66,26 +73,45 @@ def parse_egresses(spec: str) -> tuple[Egress, ...]:
 
 
 def parse_egress(entry: str) -> Egress:
-    where, _, option = (part.strip() for part in entry.partition("|"))
-    helo = _helo(entry, option) if option else ""
+    where, _, options = (part.strip() for part in entry.partition("|"))
+    helo, address = _options(entry, options) if options else ("", "")
     if where.startswith("bind:"):
-        address = where.removeprefix("bind:")
-        try:
-            ipaddress.ip_address(address)
-        except ValueError:
-            raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: bind: needs an IP address") from None
-        return Egress(where, bind=address, helo=helo)
+        bind = where.removeprefix("bind:")
+        if not _is_address(bind):
+            raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: bind: needs an IP address")
+        return Egress(where, bind=bind, helo=helo, address=address or bind)
     if where.startswith("socks5://"):
         _socks5_checked(entry, where)
-        return Egress(where, proxy=where, helo=helo)
+        return Egress(where, proxy=where, helo=helo, address=address)
     raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r} is neither bind:<address> nor socks5://host:port")
 
 
-def _helo(entry: str, option: str) -> str:
-    key, equals, value = (part.strip() for part in option.partition("="))
-    if key != "helo" or not equals or not _HOSTNAME.fullmatch(value):
-        raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: the only option is |helo=<host name>")
-    return value
+def _options(entry: str, text: str) -> tuple[str, str]:
+    """(helo, address) from `helo=<host name>|address=<IP address>`, each at most once."""
+    options: dict[str, str] = {}
+    for option in text.split("|"):
+        key, equals, value = (part.strip() for part in option.partition("="))
+        valid = _OPTION_VALUES.get(key)
+        if valid is None or not equals or key in options or not valid(value):
+            raise EgressError(
+                f"VERIFIER_SMTP_EGRESS: {entry!r}: the options are |helo=<host name> and |address=<IP address>"
+            )
+        options[key] = value
+    return options.get("helo", ""), options.get("address", "")
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+_OPTION_VALUES: dict[str, Callable[[str], bool]] = {
+    "helo": lambda value: _HOSTNAME.fullmatch(value) is not None,
+    "address": _is_address,
+}
 
 
 def _socks5_checked(entry: str, where: str) -> None:
@@ -96,6 +122,40 @@ def _socks5_checked(entry: str, where: str) -> None:
         port = None
     if not parts.hostname or port is None or parts.path not in ("", "/"):
         raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: socks5:// needs host:port")
+
+
+def helo_problem(name: str) -> str | None:
+    """Why `name` is not a fully qualified domain name a mail server could look up (None: it is).
+    Postfix's common reject_non_fqdn_helo_hostname refuses every session that names itself so."""
+    bare = name.rstrip(".")
+    try:
+        ipaddress.ip_address(bare.strip("[]"))
+        return "an IP address, not a name"
+    except ValueError:
+        pass
+    if not _HOSTNAME.fullmatch(bare):
+        return "not a host name"
+    labels = bare.lower().split(".")
+    if len(labels) < 2:
+        return "a bare label, not a fully qualified domain name"
+    if labels[-1] in _PRIVATE_SUFFIXES or (not labels[-1].isalpha() and not labels[-1].startswith("xn--")):
+        return "a name no mail server can look up"
+    return None
+
+
+def helo_names_checked(egresses: tuple[Egress, ...], default: str) -> None:
+    """Raises EgressError naming VERIFIER_SMTP_HELO when an egress would introduce itself with a
+    name that is not a fully qualified domain name (its own |helo=, else `default`)."""
+    for egress in egresses:
+        name = egress.helo or default
+        problem = helo_problem(name)
+        if problem is None:
+            continue
+        whose = f"the EHLO name of egress {egress.name} (VERIFIER_SMTP_EGRESS)" if egress.helo else "the EHLO name"
+        raise EgressError(
+            f"VERIFIER_SMTP_HELO: {name!r}, {whose}, is {problem}: mail servers that check it refuse every "
+            "session; give the name the sending address's PTR record names, e.g. mx1.example.com"
+        )
 
 
 def is_reputation_refusal(session: Session) -> bool:
