@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -13,7 +14,7 @@ import pytest
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.jobs.test_deep_jobs import deep_upload
-from tests.jobs.test_processing import job_body
+from tests.jobs.test_processing import download, job_body
 from tests.support.dns_server import DnsServer
 from tests.support.mta import GREYLIST_DELAY, Exim, MtaLog, Postfix, wait_until
 
@@ -145,10 +146,14 @@ def test_a_hard_error_limit_cuts_the_session_and_the_rest_is_asked_in_another(
 
 
 @PACED_ON_ANOTHER_BRANCH
-def test_a_connection_rate_limit_at_the_banner_is_waited_out_not_unreachable(owner: Persona, postfix: Postfix) -> None:
+def test_a_connection_rate_limit_at_the_banner_is_never_unreachable(owner: Persona, postfix: Postfix) -> None:
+    """The third connection in the window gets "421 4.7.0 Error: too many connections" at the
+    banner: the server answered, so the address is answered, or left unknown for a temporary
+    reason and asked again later, never smtp_unreachable."""
     # Three mailboxes: an answer already known would open no session.
     answers = [deep(owner, f"user{i}@rate-limit.mtamatrix.net") for i in range(3)]
-    assert answers == ["valid"] * 3
+    assert answers[:2] == ["valid", "valid"]
+    assert answers[2] == "valid" or (answers[2].startswith("unknown/") and answers[2] != "unknown/smtp_unreachable")
 
 
 @PACED_ON_ANOTHER_BRANCH
@@ -158,11 +163,11 @@ def test_a_hundred_row_job_under_a_connection_rate_limit_ends_definitive(
     mark = postfix.log.mark()
     with run_tasks():
         job_id = deep_upload(owner, [f"user{i}@rate-limit-job.mtamatrix.net" for i in range(100)]).json()["id"]
-    progress = job_body(owner, job_id)["progress"]
+    body = job_body(owner, job_id)
     sessions = postfix.log.sessions("rate-limit-job", mark)
-    assert progress == {"total": 100, "processed": 100, "valid": 100, "invalid": 0, "risky": 0, "unknown": 0}, (
-        f"{sessions} sessions"
-    )
+    rows = download(owner, body["result_download_url"])
+    verdicts = Counter("/".join(filter(None, row[1:3])) for row in rows[1:])
+    assert verdicts == {"valid": 100}, f"{sessions} sessions"
 
 
 def test_a_log_counts_sessions_only_once_they_have_ended(tmp_path: Path) -> None:
