@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
 	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$c"; break; }; done)
 
-.PHONY: run test test-all lint fmt install install-dev migrate bench fuzz e2e clean
+.PHONY: run test test-all lint fmt install install-dev migrate bench fuzz e2e clean mtas
 
 $(VENV)/.runtime: requirements.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)."; exit 1; }
@@ -45,8 +45,9 @@ run: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # The default suite, on every core (pytest-xdist): all but the tests that start live processes
-# (e2e), drive Chromium (browser) or build a million rows (volume); `make test-all` runs those
-# too, as CI does. Tests sharing a module's live stack stay on one worker (tests/conftest.py).
+# (e2e), drive Chromium (browser), build a million rows (volume) or run real Postfix and Exim
+# (mta, tests/mta/README.md); `make test-all` runs those too, as CI does. Tests sharing a module's
+# live stack stay on one worker (tests/conftest.py).
 # Property tests draw a third of their examples here (the `quick` profile, tests/support/examples.py);
 # `make test-all` and CI draw them all.
 # PYTEST_ARGS="-n0 tests/jobs/test_x.py" runs in one process, for a debugger. Bytecode is cached even
@@ -55,11 +56,16 @@ run: migrate
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n auto
 test: install-dev
 	@mkdir -p var
-	$(PYTEST) -m "not e2e and not browser and not volume" --hypothesis-profile=quick $(PYTEST_ARGS)
+	$(PYTEST) -m "not e2e and not browser and not volume and not mta" --hypothesis-profile=quick $(PYTEST_ARGS)
 
-test-all: install-dev
+test-all: install-dev mtas
 	@mkdir -p var
 	$(PYTEST) $(PYTEST_ARGS)
+
+# The real MTAs of the `mta` tests: Postfix and postgrey from apt, Exim unpacked into var/mta/exim
+# (as root; skipped when present; without root it only says what is missing and the tests skip).
+mtas:
+	@.ci/ensure-mtas
 
 lint: install-dev
 	$(PY) -m ruff format --check .

@@ -46,6 +46,7 @@ ONE_WORKER_MODULES = frozenset(
         "tests/config/test_gunicorn.py",
         "tests/ops/test_metrics_gunicorn.py",
         "tests/docs/test_readme_examples.py",
+        "tests/mta/test_matrix.py",
     }
 )
 
@@ -173,7 +174,7 @@ def farm() -> Iterator[MxFarm]:
 @pytest.fixture
 def deep_farm(settings: Any, farm: MxFarm, tmp_path: Path, _resolver_on_loopback: DnsServer) -> Iterator[MxFarm]:
     """Deep mode on, pointed at the farm, its domains in DNS; no DATA or VRFY ever reaches it."""
-    deep_settings(settings, farm, tmp_path / "smtp-slots")
+    deep_settings(settings, farm.port, tmp_path / "smtp-slots")
     farm_zone(_resolver_on_loopback)
     farm.reset()
     yield farm

@@ -170,7 +170,7 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
     if not plan.work:
         return Findings()
     prober = Prober(
-        config=smtp_config(),
+        config=replace(smtp_config(), probes=frozenset(plan.probes.values())),
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=politeness(),

@@ -7,18 +7,16 @@ import base64
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
-from cryptography.x509.oid import NameOID
 
 from lib.sns import SIGNED_FIELDS, string_to_sign
 from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
+from tests.support.certs import self_signed
 
 
 @dataclass
@@ -37,15 +35,6 @@ class SnsSigner:
         return signed | {"Signature": base64.b64encode(signature).decode()}
 
 
-def self_signed(key: rsa.RSAPrivateKey) -> bytes:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sns.us-east-1.amazonaws.com")])
-    now = datetime.now(UTC)
-    builder = x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-    builder = builder.serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(days=1))
-    certificate = builder.not_valid_after(now + timedelta(days=30)).sign(key, hashes.SHA256())
-    return certificate.public_bytes(serialization.Encoding.PEM)
-
-
 @pytest.fixture(scope="session")
 def sns_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -54,7 +43,7 @@ def sns_key() -> rsa.RSAPrivateKey:
 @pytest.fixture
 def sns_signer(settings: Any, sns_key: rsa.RSAPrivateKey) -> Iterator[SnsSigner]:
     """A loopback HTTP server handing out the key's certificate; the certificate URL pattern widened to it."""
-    pem = self_signed(sns_key)
+    pem = self_signed(sns_key, "sns.us-east-1.amazonaws.com")
     signer = SnsSigner(sns_key, "")
 
     class Handler(BaseHTTPRequestHandler):

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.dns_server import HOST, MX, DnsServer
-from tests.support.mx_farm import ACCEPT, MxFarm, Script
+from tests.support.mx_farm import ACCEPT, Script
 
 SENDER = "verify@deep-sender.net"
 # A fully qualified name: with DEBUG off (the live stacks) a start with deep mode on refuses `localhost`.
@@ -90,9 +90,10 @@ def domains_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]
 TIMEOUT = 5.0
 
 
-def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:
+def deep_settings(settings: Any, port: int, lock_dir: Path) -> None:
+    """Deep mode on, its sessions to `port` (the farm's, or the real MTAs' of tests/mta)."""
     settings.VERIFIER_DEEP_MODE = True
-    settings.VERIFIER_SMTP_PORT = farm.port
+    settings.VERIFIER_SMTP_PORT = port
     settings.VERIFIER_SMTP_TIMEOUT = TIMEOUT
     settings.VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = True
     settings.VERIFIER_SMTP_LOCK_DIR = str(lock_dir)

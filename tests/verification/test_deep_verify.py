@@ -87,6 +87,22 @@ def test_policy_or_blocklist_refusal_is_never_invalid(owner: Persona, email: str
     assert verdict_of(deep(owner, email)) == ("unknown", "smtp_blocked", False, None, None)
 
 
+def test_no_catch_all_probe_follows_a_policy_refusal_of_the_address(owner: Persona, farm: MxFarm) -> None:
+    assert verdict_of(deep(owner, "nobody@policy.deepfarm.net")) == ("unknown", "smtp_blocked", False, None, None)
+    assert farm.stats.recipients == ["nobody@policy.deepfarm.net"]
+
+
+def test_the_catch_all_probe_still_follows_an_address_accepted_beside_one_refused_by_policy(
+    owner: Persona, farm: MxFarm
+) -> None:
+    response = owner.post_json(
+        "/v1/verify/batch",
+        {"emails": ["alice@policy.deepfarm.net", "nobody@policy.deepfarm.net"], "validation_mode": "deep"},
+    )
+    assert [row["sub_status"] for row in response.json()["data"]] == ["smtp_blocked", "smtp_blocked"]
+    assert len(farm.stats.recipients) == 3  # the probe, refused by policy too, leaves alice unknown
+
+
 @pytest.mark.parametrize(
     "email", ["alice@alldead.deepfarm.net", "alice@toobusy.deepfarm.net"], ids=["refused", "421-at-banner"]
 )

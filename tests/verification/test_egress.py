@@ -30,11 +30,11 @@ from tests.support.socks5 import Socks5Server
 from verification.deep import deep_verify_many
 from verification.egresses import egress_health_all
 from verification.engine.dns import ResolverConfig
-from verification.engine.egress import EgressError, helo_problem, parse_egresses
+from verification.engine.egress import EgressError, helo_problem, is_reputation_refusal, parse_egresses
 from verification.engine.leases import RedisLeases, lease_key
 from verification.engine.mxhosts import host_resolver
-from verification.engine.smtp import SmtpConfig
-from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp import Session, SmtpConfig
+from verification.engine.smtp_replies import Meaning, Reply
 from verification.engine.smtp_scheduling import HostSlots, Prober
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
@@ -145,6 +145,21 @@ def test_a_session_refused_for_its_egress_is_asked_again_through_another_before_
     assert {meanings[f"bob@{d}"] for d in domains} == {Meaning.NO_MAILBOX}
     assert farm.stats.by_source[(B, MAILBOX)] == 6  # every group answered through B
     assert findings.egress_refused[f"bind:{A}"] == farm.stats.by_source[(A, MAILBOX)] >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("4.7.25 Client host rejected: cannot find your hostname, [127.0.0.1]", True),
+        ("4.7.1 Client host rejected: cannot find your reverse hostname, [127.0.0.1]", True),
+        ("4.7.1 <localhost>: Helo command rejected: Host not found", True),
+        ("4.2.0 <a@x.example>: Recipient address rejected: Greylisted, see http://postgrey.example/", False),
+        ("4.7.1 Recipient address rejected: blocked by policy", False),
+    ],
+)
+def test_a_4xx_refusal_naming_our_client_counts_against_the_egress_unlike_greylisting(text: str, counts: bool) -> None:
+    session = Session("127.0.0.2", answers={"a@x.example": Reply(450, text)})
+    assert is_reputation_refusal(session) is counts
 
 
 def test_a_blocked_egress_is_rested_and_its_work_carried_by_another(

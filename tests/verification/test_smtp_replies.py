@@ -57,6 +57,34 @@ def test_precedence_and_fallbacks(code: int, text: str, expected: Meaning) -> No
     assert meaning(Reply(code, text)) == expected
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(450, "4.7.25 Client host rejected: cannot find your hostname, [127.0.0.1]"),
+        Reply(450, "4.7.1 Client host rejected: cannot find your reverse hostname, [127.0.0.1]"),
+        Reply(451, "4.7.1 Cannot find your hostname; try again later"),
+        Reply(450, "4.7.1 Cannot find your reverse hostname, try again later"),
+        Reply(504, "5.5.2 <localhost>: Helo command rejected: need fully-qualified hostname"),
+        Reply(450, "4.7.1 <localhost>: Helo command rejected: Host not found"),
+        Reply(554, "5.7.1 <unknown[127.0.0.1]>: Client host rejected: Access denied"),
+    ],
+    ids=lambda reply: reply.text[:40],
+)
+def test_a_refusal_of_our_identity_is_blocked_never_greylisting_whatever_its_class(reply: Reply) -> None:
+    """Postfix's own texts (reject_unknown_client_hostname, ..._reverse_client_hostname,
+    reject_non_fqdn_helo_hostname, reject_unknown_helo_hostname, check_client_access), each rule's."""
+    assert meaning(reply) == Meaning.BLOCKED
+
+
+def test_greylisting_named_in_a_client_restriction_is_still_greylisting() -> None:
+    reply = Reply(450, "4.2.0 <unknown[127.0.0.1]>: Client host rejected: Greylisted, see http://postgrey.example/")
+    assert meaning(reply) == Meaning.TRY_AGAIN
+
+
+def test_exims_unrouteable_address_is_no_mailbox() -> None:
+    assert meaning(Reply(550, "Unrouteable address")) == Meaning.NO_MAILBOX
+
+
 def test_a_refusal_before_rcpt_is_about_us_not_a_mailbox() -> None:
     assert meaning(Reply(550, "5.1.0 Sender rejected"), recipient=False) == Meaning.BLOCKED
     assert meaning(Reply(554, "No SMTP service here"), recipient=False) == Meaning.BLOCKED

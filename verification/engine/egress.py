@@ -7,7 +7,8 @@ its own (`|helo=mx1.example.com`), the name its address's reverse DNS says. With
 sessions leave from the machine's own address (DIRECT).
 
 Health is a share: of an egress's sessions over the last window, how many were refused for the
-egress's own reputation (a blocklist banner, a 5.7.x naming our address or a listing). Past the
+egress's own reputation (a blocklist banner, a 5.7.x naming our address or a listing) or identity
+(a refusal naming the client, its host names or its HELO). Past the
 threshold (with enough sessions to judge) the egress rests and the others carry its work; the
 bookkeeping lives with the caller (shared by every process), the rules live here.
 """
@@ -32,6 +33,10 @@ _REPUTATION = re.compile(
     r"spamhaus|spamcop|barracuda|sorbs|dnsbl|\brbl\b|block ?list|black ?list|\blisted\b|client host|your ip"
     r"|ip address|reputation|poor reputation|sender score",
     re.IGNORECASE,
+)
+# A refusal naming our client, its host names or its HELO: about the egress's identity, 4xx or 5xx.
+_IDENTITY = re.compile(
+    r"client host rejected|cannot find your (?:reverse )?hostname|helo command rejected", re.IGNORECASE
 )
 
 
@@ -159,12 +164,16 @@ def helo_names_checked(egresses: tuple[Egress, ...], default: str) -> None:
 
 
 def is_reputation_refusal(session: Session) -> bool:
-    """Whether the session was turned away for the egress's own reputation: a 5xx banner, or a 5xx
-    at any step naming our address or a listing (the 5.7.x refusals of blocklisted senders)."""
+    """Whether the session was turned away for the egress's own reputation or identity: a 5xx
+    banner, a 5xx at any step naming our address or a listing (the 5.7.x refusals of blocklisted
+    senders), or a 4xx or 5xx naming our client, its host names or its HELO (Postfix's
+    reject_unknown_client_hostname answers 450: another egress may well be let through)."""
     refusal = session.refusal
-    if refusal is None or refusal.code < 500 or meaning(refusal, recipient=False) is not Meaning.BLOCKED:
+    if refusal is None or meaning(refusal, recipient=False) is not Meaning.BLOCKED:
         return False
-    return session.failed_at == "banner" or bool(_REPUTATION.search(refusal.text))
+    if _IDENTITY.search(refusal.text):
+        return True
+    return refusal.code >= 500 and (session.failed_at == "banner" or bool(_REPUTATION.search(refusal.text)))
 
 
 def should_rest(sessions: int, refused: int, *, minimum: int, share: float) -> bool:

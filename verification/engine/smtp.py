@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import aiosmtplib
 from python_socks.async_.asyncio import Proxy
 
-from verification.engine.smtp_replies import UTF8_NOT_OFFERED, Meaning, Reply, meaning
+from verification.engine.smtp_replies import PROBE_NOT_ASKED, UTF8_NOT_OFFERED, Meaning, Reply, meaning
 from verification.engine.syntax import parse
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,9 @@ class SmtpConfig:
     timeout: float = 10.0
     proxy: str = ""  # "socks5://host:port": every connection goes through it
     bind: str = ""  # the local source address to connect from (an egress, egress.py); "": the system's choice
+    # The catch-all probes among the recipients (asked after their domain's addresses): one is not
+    # sent when the server refused every address of its domain in the session by policy.
+    probes: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -151,7 +154,18 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
     except aiosmtplib.SMTPResponseException as exc:
         session.failure, session.failed_at = Reply(exc.code, exc.message), step
     except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-        session.failure, session.failed_at = Reply(0, f"{step}: {exc or type(exc).__name__}"), step
+        session.failure, session.failed_at = _no_reply(step, exc, session), step
+
+
+def _no_reply(step: str, exc: BaseException, session: Session) -> Reply:
+    """What ended the session without a reply we could read. A server that hangs up among the
+    RCPTs, having answered some, sent the 421 RFC 5321 asks of it between two commands (Postfix
+    after `smtpd_hard_error_limit` rejects: "421 4.7.0 Error: too many errors"), and aiosmtplib drops
+    a reply nobody asked for: it is read as that 421, so the recipients left are asked again in a new
+    session rather than judged unreachable."""
+    if step == "rcpt" and session.answers and isinstance(exc, aiosmtplib.SMTPServerDisconnected):
+        return Reply(421, f"4.7.0 the server closed the session after {len(session.answers)} recipients")
+    return Reply(0, f"{step}: {exc or type(exc).__name__}")
 
 
 def _askable(client: aiosmtplib.SMTP, session: Session, recipients: list[str], wire: dict[str, str]) -> list[str]:
@@ -179,6 +193,9 @@ async def _recipients(
     the session stops there: the caller asks it, and those after it, in sessions of their own."""
     in_transaction = 0
     for recipient in recipients:
+        if recipient in config.probes and _refused_by_policy(session, wire, wire[recipient]):
+            session.answers[recipient] = PROBE_NOT_ASKED
+            continue
         reply = await _rcpt(client, wire[recipient])
         if meaning(reply) is Meaning.TOO_MANY_RECIPIENTS and in_transaction:
             await client.rset()
@@ -193,6 +210,14 @@ async def _recipients(
             return
         session.answers[recipient] = reply
         in_transaction += 1
+
+
+def _refused_by_policy(session: Session, wire: dict[str, str], probe: str) -> bool:
+    """Whether the session asked about addresses of the probe's domain and every one was refused
+    by policy (554 5.7.1 and the like): the probe would be refused too, and tell nothing."""
+    domain = probe.rpartition("@")[2]
+    same = [reply for recipient, reply in session.answers.items() if wire[recipient].rpartition("@")[2] == domain]
+    return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
 
 
 async def _mail(client: aiosmtplib.SMTP, config: SmtpConfig, *, utf8: bool) -> None:

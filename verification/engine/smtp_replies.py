@@ -63,6 +63,9 @@ _ENHANCED = re.compile(r"\s*#?([245]\.\d{1,3}\.\d{1,3})\b")
 NO_ANSWER = Reply(0, "no answer")
 # Not a reply: what a recipient needing SMTPUTF8 gets from a server that does not offer it.
 UTF8_NOT_OFFERED = Reply(0, "the server does not offer SMTPUTF8: a mailbox name outside ASCII cannot be asked")
+# Not a reply: a catch-all probe left unasked, the server having refused every address of its
+# domain in the session by policy (the probe's answer would say nothing more).
+PROBE_NOT_ASKED = Reply(0, "not asked: the server refused this domain's addresses by policy")
 
 
 def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
@@ -70,6 +73,8 @@ def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
     550 speak about a mailbox; at the banner, EHLO or MAIL FROM a refusal is about us)."""
     if reply == UTF8_NOT_OFFERED:
         return Meaning.UTF8_UNSUPPORTED
+    if reply == PROBE_NOT_ASKED:
+        return Meaning.BLOCKED
     if reply.code == 0:
         return Meaning.UNREACHABLE
     if 200 <= reply.code < 400:
