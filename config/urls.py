@@ -55,6 +55,11 @@ urlpatterns = [
     path("", include("billing.urls")),
     path("", include("feedback.portal_urls")),
     path("verify", verification_views.verify, name="verify"),
+    path(
+        "verify/<str:verification_id>",
+        verification_views.verification_resolution,
+        name="verification-resolution",
+    ),
     path("", include("jobs.portal_urls")),
 ]
 

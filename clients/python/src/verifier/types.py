@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 Status = Literal["valid", "invalid", "risky", "unknown"]
 
@@ -43,6 +43,7 @@ class VerificationResult(TypedDict):
     deliverability: Deliverability | None
     cached: bool
     response_time_ms: int
+    verification_id: NotRequired[str]  # a deep unknown asked again later (GET /v1/verifications/{id})
 
 
 class Plan(TypedDict):
@@ -69,6 +70,7 @@ class Account(TypedDict):
     credits_remaining: int
     usage: Usage
     key: Key
+    charges_unknown: bool
     feedback_webhooks: dict[str, str]
 
 
@@ -97,6 +99,7 @@ class Job(TypedDict):
     progress: Progress
     partial: bool
     breakdown: dict[str, object]
+    credits_refunded: int
     result_download_url: str | None
     callback_url: str | None
     created_at: str
