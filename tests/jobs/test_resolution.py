@@ -175,3 +175,24 @@ def test_the_verify_page_shows_a_pending_answer_then_its_resolution(
     part = client.get(reverse("verification-resolution", args=[retried.pk])).content.decode()
     assert 'data-resolution="resolved"' in part and "data-resolved-status>valid<" in part
     assert "hx-get" not in part  # settled: no more polling
+
+
+def test_without_a_callback_url_the_event_goes_to_the_one_set_in_the_portal(
+    owner: Persona, deep_farm: MxFarm, receiver: Receiver, run_tasks: RunTasks
+) -> None:
+    saved = logged_in(owner).post(reverse("signing-secret"), {"callback_url": receiver.url})
+    assert saved.status_code == 302
+    verification_id = deep(owner, GREYLISTED).json()["verification_id"]
+    deep_farm.greylist_over()
+    with later(6, run_tasks):
+        pass
+    (event,) = receiver.received
+    assert event.json()["verification_id"] == verification_id
+
+
+def test_a_callback_url_that_is_not_public_is_refused_before_anything_is_charged(owner: Persona) -> None:
+    response = owner.post_json(
+        "/v1/verify", {"email": GREYLISTED, "validation_mode": "deep", "callback_url": "http://10.0.0.1/x"}
+    )
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_callback_url")
+    assert balance(owner) == 1000

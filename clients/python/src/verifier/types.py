@@ -46,6 +46,31 @@ class VerificationResult(TypedDict):
     verification_id: NotRequired[str]  # a deep unknown asked again later (GET /v1/verifications/{id})
 
 
+class Resolution(TypedDict):
+    state: Literal["pending", "resolved", "gave_up"]
+    attempts: int
+    next_attempt_at: str | None
+
+
+class RetriedVerification(TypedDict):
+    """GET /v1/verifications/{id}: a verification asked again later, its latest result and resolution."""
+
+    email: str
+    is_valid: bool
+    status: Status
+    sub_status: str | None
+    validation_mode: Literal["fast", "deep"]
+    confidence: Literal["high", "medium", "low"]
+    score: int
+    checks: Checks
+    did_you_mean: str | None
+    mail_provider: str | None
+    feedback: Feedback | None
+    deliverability: Deliverability | None
+    verification_id: str
+    resolution: Resolution
+
+
 class Plan(TypedDict):
     code: str
     bulk: bool
