@@ -145,7 +145,8 @@ def test_another_accounts_key_and_a_test_key_get_404(owner: Persona, outsider: P
     verification_id = deep(owner, GREYLISTED).json()["verification_id"]
     assert read(outsider, verification_id).status_code == 404
     assert read(sandboxed(owner), verification_id).status_code == 404
-    assert read(owner, "ver_nosuchverification").json()["error"]["code"] == "not_found"
+    assert read(owner, "ver_" + "x" * 24).json()["error"]["code"] == "not_found"
+    assert read(owner, "ver_%00").status_code == 404  # never reaches the database (PostgreSQL refuses NUL)
 
 
 def test_a_settled_verification_is_pruned_a_week_later(owner: Persona, settings: Any, run_tasks: RunTasks) -> None:

@@ -19,6 +19,9 @@ KEPT_SETTLED = timedelta(days=7)
 ATTEMPT_LEASE = timedelta(minutes=10)
 
 
+VERIFICATION_ID_PATTERN = "ver_[0-9A-Za-z]{24}"
+
+
 def new_verification_id() -> str:
     return "ver_" + random_base62(24)
 
