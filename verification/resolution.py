@@ -79,8 +79,10 @@ class VerificationNotFound(DomainError):
 def retried_read(*, account: Account, key_mode: str, verification_id: str) -> dict[str, Any]:
     """A verification asked again, as GET /v1/verifications/{id} answers it: its latest result and
     resolution. Another account's, and any for a test key (the sandbox never asks again), are not found."""
-    found = RetriedVerification.objects.filter(account=account, pk=verification_id).first()
-    if found is None or key_mode != KeyMode.LIVE:
+    found = None
+    if key_mode == KeyMode.LIVE:
+        found = RetriedVerification.objects.filter(account=account, pk=verification_id).first()
+    if found is None:
         raise VerificationNotFound
     return retried_answer(found)
 
@@ -134,7 +136,9 @@ def _settle(attempt: _Attempt) -> RetriedVerification | None:
     kept = RetriedVerification.objects.filter(pk=row.pk, state=State.PENDING, attempts=row.attempts)
     if not kept.update(**fields):
         return None  # another worker made this attempt after our lease ran out
-    unknown, row.__dict__ = row.result, row.__dict__ | fields
+    unknown = row.result
+    for name, value in fields.items():
+        setattr(row, name, value)
     if state == State.RESOLVED and not row.charged:
         _charge(row, unknown)
     if row.state == State.RESOLVED:

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from verifier import verify_callback
 
+from accounts.models import ApiKey
 from billing.models import LedgerEntry
 from jobs import tasks
 from lib.prune import prune_expired
@@ -121,6 +122,7 @@ def test_with_unknowns_free_it_is_charged_when_it_resolves(
     assert balance(owner) == 999 == ledger_sum(owner)
     (entry,) = LedgerEntry.objects.filter(account=owner.account, kind="spend")
     assert entry.reference == response.json()["verification_id"]
+    assert ApiKey.objects.get(account=owner.account).spent_day == 1  # the asking key's cap counts it then
 
 
 def test_a_verification_that_never_clears_gives_up_after_the_schedule_free_when_unknowns_are_free(
@@ -168,7 +170,7 @@ def test_the_verify_page_shows_a_pending_answer_then_its_resolution(
     client = logged_in(owner)
     page = client.post(reverse("verify"), {"email": GREYLISTED, "validation_mode": "deep"}).content.decode()
     retried = RetriedVerification.objects.get()
-    assert 'data-resolution="pending"' in page
+    assert 'data-resolution="pending"' in page and "Asking again costs nothing more" in page
     assert f'hx-get="{reverse("verification-resolution", args=[retried.pk])}"' in page  # polled until it settles
     deep_farm.greylist_over()
     with later(6, run_tasks):
