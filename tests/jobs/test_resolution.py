@@ -199,3 +199,23 @@ def test_a_callback_url_that_is_not_public_is_refused_before_anything_is_charged
     )
     assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_callback_url")
     assert balance(owner) == 1000
+
+
+def test_it_is_asked_again_from_another_egress(
+    owner: Persona, deep_farm: MxFarm, settings: Any, run_tasks: RunTasks
+) -> None:
+    settings.VERIFIER_SMTP_EGRESS = "bind:127.0.0.50,bind:127.0.0.51"
+    deep(owner, GREYLISTED)
+    first = sources_at(deep_farm, GREYLIST_MX)
+    deep_farm.greylist_over()
+    with later(6, run_tasks):
+        pass
+    again = sources_at(deep_farm, GREYLIST_MX) - first
+    assert len(first) == 1 and len(again) == 1  # one session each, from two different source addresses
+
+
+GREYLIST_MX = "127.0.0.4"
+
+
+def sources_at(farm: MxFarm, address: str) -> set[str]:
+    return {source for (source, to), sessions in farm.stats.by_source.items() if to == address and sessions}
