@@ -219,3 +219,15 @@ GREYLIST_MX = "127.0.0.4"
 
 def sources_at(farm: MxFarm, address: str) -> set[str]:
     return {source for (source, to), sessions in farm.stats.by_source.items() if to == address and sessions}
+
+
+def test_nothing_is_asked_while_deep_mode_is_off(
+    owner: Persona, deep_farm: MxFarm, settings: Any, run_tasks: RunTasks
+) -> None:
+    verification_id = deep(owner, GREYLISTED).json()["verification_id"]
+    sessions = deep_farm.stats.sessions[GREYLIST_MX]
+    settings.VERIFIER_DEEP_MODE = False
+    with later(6, run_tasks):
+        pass
+    assert deep_farm.stats.sessions[GREYLIST_MX] == sessions
+    assert read(owner, verification_id).json()["resolution"]["state"] == "pending"
