@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -59,6 +60,10 @@ class AccountSerializer(serializers.Serializer):
     credits_remaining = serializers.IntegerField()
     usage = AccountUsageSerializer()
     key = AccountKeySerializer()
+    charges_unknown = serializers.BooleanField(
+        help_text="Whether an `unknown` answer costs a credit (the operator's choice; true by default). When false, "
+        "unknown answers are free and a bulk job's unknown rows are credited back when it completes."
+    )
     feedback_webhooks = serializers.DictField(
         child=serializers.URLField(),
         help_text=f"The account's secret URL for each sending service's event webhook ({', '.join(PROVIDERS)}): "
@@ -88,6 +93,7 @@ def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
         "credits_remaining": account.credit_balance,
         "usage": {"today": today, "last_30_days": period},
         "key": {"prefix": key.prefix, "scope": key.scope, "mode": key.key_mode, "expires_at": key.expires_at},
+        "charges_unknown": settings.VERIFIER_CHARGE_UNKNOWN,
         "feedback_webhooks": webhook_urls(account),
     }
 

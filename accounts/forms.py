@@ -23,6 +23,7 @@ from accounts.login_throttle import (
     login_succeeded,
 )
 from accounts.models import ApiKey, KeyMode, Role
+from lib import outbound
 
 
 class SignupForm(forms.Form):
@@ -285,3 +286,18 @@ class KeyLimitsForm(forms.Form):
         if "allowed_origins" in values:
             values["allowed_origins"] = values["allowed_origins"].split()
         return values
+
+
+class CallbackUrlForm(forms.Form):
+    callback_url = forms.CharField(
+        label="Callback URL",
+        required=False,
+        max_length=outbound.MAX_CALLBACK_URL,
+        help_text="Where we send a verification.resolved event when a request names no callback_url.",
+    )
+
+    def clean_callback_url(self) -> str:
+        try:
+            return outbound.callback_url_checked(self.cleaned_data["callback_url"].strip())
+        except outbound.UnsafeUrl as error:
+            raise ValidationError(str(error)) from None

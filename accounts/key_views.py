@@ -1,5 +1,5 @@
-"""Portal pages about the API's credentials: API keys (created, listed, revoked) and the callback
-signing secret (shown, rotated)."""
+"""Portal pages about the API's credentials: API keys (created, listed, revoked), the callback
+signing secret (shown, rotated) and the account's callback URL."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.forms import ApiKeyForm, KeyLimitsForm
+from accounts.forms import ApiKeyForm, CallbackUrlForm, KeyLimitsForm
 from accounts.keys import KeyChange, change_summary, created_summary, key_change, key_create
 from accounts.models import (
     SECRET_ROTATION_OVERLAP,
@@ -124,12 +124,20 @@ def key_revoke(request: HttpRequest, account: Account, key_id: int) -> HttpRespo
 
 
 @account_required(Action.SECRET)
+@require_http_methods(["GET", "POST"])
 def signing_secret(request: HttpRequest, account: Account) -> HttpResponse:
+    """The signing secret, and the account's callback URL (where resolved verifications are announced)."""
+    form = CallbackUrlForm(request.POST or None, initial={"callback_url": account.callback_url})
+    if request.method == "POST" and form.is_valid():
+        account.callback_url = form.cleaned_data["callback_url"]
+        account.save(update_fields=["callback_url"])
+        messages.success(request, "Callback URL saved.")
+        return redirect("signing-secret")
     secrets = account.active_signing_secrets()
     previous = secrets[1] if len(secrets) > 1 else None
     rotated_at = account.secret_rotated_at
     overlap_ends = rotated_at + SECRET_ROTATION_OVERLAP if previous and rotated_at else None
-    context = {"account": account, "previous_secret": previous, "overlap_ends": overlap_ends}
+    context = {"account": account, "previous_secret": previous, "overlap_ends": overlap_ends, "form": form}
     return render(request, "accounts/signing_secret.html", context)
 
 

@@ -6,7 +6,7 @@ of a request that spent the last credit replays, it is never refused with 402.
 A key is claimed by inserting a row (unique per account and key). A second request with the
 key then finds the row: a different body is 422, a request still running is 409, a finished
 one is replayed byte for byte. The view completes the claim inside the service's charging
-transaction (`verification_charged`, `job_submitted` yield there), so a charged request always
+transaction (`verifications_charged`, `job_submitted` yield there), so a charged request always
 has its replay. A request that ends in an error deletes its row, so errors are never stored.
 """
 

@@ -53,12 +53,13 @@ class LedgerEntry(models.Model):
         SPEND = "spend", "Spend"
         RESERVATION = "reservation", "Bulk reservation"
         RELEASE = "release", "Bulk release"
+        REFUND = "refund", "Unknown rows refunded"
 
     # PROTECT: the ledger is a financial record. An account (or its owner) with entries cannot be
     # deleted, from the admin or anywhere else; it is deactivated instead (accounts/admin.py).
     account = models.ForeignKey("accounts.Account", models.PROTECT, related_name="ledger_entries")
     kind = models.CharField(max_length=20, choices=Kind.choices)
-    # Signed: grants and releases add, spends and reservations subtract.
+    # Signed: grants, releases and refunds add, spends and reservations subtract.
     amount = models.BigIntegerField()
     balance_after = models.BigIntegerField()
     reference = models.CharField(max_length=100, blank=True, help_text="Job or request this entry belongs to.")
@@ -68,7 +69,7 @@ class LedgerEntry(models.Model):
     objects = LedgerEntryQuerySet.as_manager()
 
     # The kinds that stand for addresses verified (see LedgerEntryQuerySet.daily_usage).
-    USAGE_KINDS = (Kind.SPEND, Kind.RESERVATION, Kind.RELEASE)
+    USAGE_KINDS = (Kind.SPEND, Kind.RESERVATION, Kind.RELEASE, Kind.REFUND)
 
     class Meta:
         ordering = ["-created_at", "-id"]

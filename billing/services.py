@@ -49,6 +49,13 @@ def credits_release(*, account: Account, amount: int, reference: str, note: str 
     return _move(account, amount, LedgerEntry.Kind.RELEASE, reference, note)
 
 
+def credits_refund(*, account: Account, amount: int, reference: str, note: str = "") -> int:
+    """Give back credits spent on answers the operator does not charge for (a bulk job's unknown rows)."""
+    if amount <= 0:
+        return current_balance(account)
+    return _move(account, amount, LedgerEntry.Kind.REFUND, reference, note)
+
+
 def credits_grant(*, account: Account, amount: int, note: str = "", reference: str = "") -> int:
     if amount <= 0:
         raise ValueError("a grant must be positive")

@@ -34,6 +34,7 @@ def billing(request: HttpRequest, account: Account) -> HttpResponse:
         "ledger": page,
         "lines": ledger.page_lines(account, list(page.object_list)),
         "contact_email": settings.BILLING_CONTACT_EMAIL,
+        "charges_unknown": settings.VERIFIER_CHARGE_UNKNOWN,
         "details_form": BillingDetailsForm(instance=receipts.billing_details(account)),
         **prices.price_list(),
     }

@@ -60,6 +60,24 @@ def _envnumber[N: (int, float)](name: str, parse: Callable[[str], N], kind: str)
         raise ImproperlyConfigured(f"{name} must be {kind}, got {raw!r}") from None
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def envdurations(name: str, default: str) -> tuple[int, ...]:
+    """Comma-separated durations (`30s`, `5m`, `1h`, `2d`) as seconds, in order; blank: the default.
+    Each must be a whole positive number with its unit."""
+    raw = os.environ.get(name, "")
+    text = raw if raw.strip() else default
+    seconds = []
+    for item in (part.strip() for part in text.split(",")):
+        number, unit = item[:-1], item[-1:]
+        if not number.isdigit() or unit not in _UNITS or int(number) <= 0:
+            message = f"{name} must be comma-separated durations such as 5m,1h (units s, m, h, d), got {raw!r}"
+            raise ImproperlyConfigured(message)
+        seconds.append(int(number) * _UNITS[unit])
+    return tuple(seconds)
+
+
 def envlist(name: str, default: list[str] | None = None) -> list[str]:
     raw = os.environ.get(name)
     if raw is None:

@@ -17,7 +17,7 @@ import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import envbool, envfloat, envint, envlist, envstr
+from config.env import envbool, envdurations, envfloat, envint, envlist, envstr
 from lib.client_address import trusted_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -314,9 +314,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": "/v1",
     "COMPONENT_SPLIT_REQUEST": True,
-    # OpenAPI 3.1 for its top-level `webhooks`: the job callbacks are described there too.
+    # OpenAPI 3.1 for its top-level `webhooks`: the job callbacks and verification.resolved are described there.
     "OAS_VERSION": "3.1.0",
-    "WEBHOOKS": ["jobs.schema.COMPLETION_WEBHOOK"],
+    "WEBHOOKS": ["jobs.schema.COMPLETION_WEBHOOK", "verification.apis.RESOLVED_WEBHOOK"],
+    # A verdict's status appears in a verify answer and in a verification asked again: one enum, one name.
+    "ENUM_NAME_OVERRIDES": {"VerificationResultStatusEnum": ["valid", "invalid", "risky", "unknown"]},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.schema.document_result_download",
@@ -374,6 +376,13 @@ VERIFIER_SMTP_DNSBL_INTERVAL_SECONDS = envfloat("VERIFIER_SMTP_DNSBL_INTERVAL_SE
 VERIFIER_SMTP_LEASE_SECONDS = envfloat("VERIFIER_SMTP_LEASE_SECONDS", 5.0, minimum=0.5)
 # Tests only: let MX hosts on loopback and private networks be contacted.
 VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS = envbool("VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS", False)
+# A deep single or batch verification answered `unknown` for a temporary reason (greylisted,
+# unreachable) is asked again after each of these delays in turn, each counted from the attempt
+# before; after the last it gives up (docs/deep.md, "Unknowns resolve later").
+VERIFIER_SMTP_RETRY_SCHEDULE = envdurations("VERIFIER_SMTP_RETRY_SCHEDULE", "5m,15m,1h,4h,12h")
+# Whether an `unknown` answer costs a credit (README, "What a customer pays"). On: every verification
+# costs one, as the interface says. Off: unknowns are free, a bulk job's unknown rows are credited back.
+VERIFIER_CHARGE_UNKNOWN = envbool("VERIFIER_CHARGE_UNKNOWN", True)
 # Deep verifications one account may have waiting on mail servers at once (verification/deep_requests.py).
 VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = envint("VERIFIER_DEEP_REQUESTS_PER_ACCOUNT", 4, minimum=1)
 

@@ -6,6 +6,7 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView
 
+import verification.converters  # noqa: F401  (registers <verification_id:...>)
 from accounts.apis import AccountApi, KeyApi, KeyListApi
 from apikit.api_reference import ApiReferenceView, redoc_bundle
 from apikit.exceptions import api_not_found, reads_only
@@ -55,6 +56,11 @@ urlpatterns = [
     path("", include("billing.urls")),
     path("", include("feedback.portal_urls")),
     path("verify", verification_views.verify, name="verify"),
+    path(
+        "verify/<verification_id:verification_id>",
+        verification_views.verification_resolution,
+        name="verification-resolution",
+    ),
     path("", include("jobs.portal_urls")),
 ]
 

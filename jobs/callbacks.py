@@ -1,4 +1,5 @@
-"""Job callbacks: one delivery per event, up to 6 attempts, each recorded.
+"""Callbacks: one delivery per event (a job's, or a verification's that resolved), up to 6
+attempts, each recorded.
 
 Every attempt is signed afresh with its own time and carries a freshly issued
 result URL; the event id stays the same so receivers can de-duplicate. Retries
@@ -21,10 +22,15 @@ from jobs.models import CallbackAttempt, CallbackDelivery, Job
 from lib import metrics, outbound
 from lib.jsonbody import render_json
 from lib.signing import signature_header, standard_webhook_headers
+from verification.models import RetriedVerification
+from verification.resolution import retried_answer, verifications_reasked
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6  # the first try and 5 retries
+
+
+RESOLVED = "verification.resolved"
 
 
 class CallbackBody(TypedDict):
@@ -56,9 +62,37 @@ def callback_queue(*, job: Job, event: str) -> CallbackDelivery | None:
     return delivery
 
 
+def resolution_callback_queue(*, verification: RetriedVerification) -> CallbackDelivery | None:
+    """`callback_queue` for a verification asked again that resolved: to the URL given with the
+    request, else the account's (set in the portal); nothing when neither is set."""
+    url = verification.callback_url or verification.account.callback_url
+    if not url:
+        return None
+    delivery = CallbackDelivery.objects.create(verification=verification, event=RESOLVED, url=url)
+    queue.callback_attempt_on_commit(delivery.pk, 1)
+    return delivery
+
+
+def verifications_resolve() -> int:
+    """Ask the due verifications again (verification/resolution.py); each that resolved gets its
+    `verification.resolved` event in the transaction that settles it. Returns how many resolved."""
+    with verifications_reasked() as resolved:
+        for verification in resolved:
+            resolution_callback_queue(verification=verification)
+    return len(resolved)
+
+
+def event_body(delivery: CallbackDelivery) -> CallbackBody | dict[str, object]:
+    """A job's event, or a verification's: GET /v1/verifications/{id}'s answer (docs/api.md)."""
+    if delivery.verification is None:
+        return callback_body(delivery)
+    return {"event": delivery.event, "event_id": delivery.event_id, **retried_answer(delivery.verification)}
+
+
 def callback_body(delivery: CallbackDelivery) -> CallbackBody:
     """The fields docs/bulk.md ("Callback") lists; `event_id` is the X-Service-Event-Id."""
     job, event = delivery.job, delivery.event
+    assert job is not None  # a job's event
     return {
         "event": event,
         "job_id": job.pk,
@@ -83,9 +117,10 @@ def retry_delay(attempt: int) -> timedelta:
 def callback_attempt(*, delivery_id: int, number: int | None = None) -> CallbackAttempt | None:
     """Make the next attempt of a pending delivery (only if it is attempt `number`, when given);
     schedule the one after if it fails."""
-    delivery = CallbackDelivery.objects.select_related("job__account").filter(pk=delivery_id).first()
+    related = CallbackDelivery.objects.select_related("job__account", "verification__account")
+    delivery = related.filter(pk=delivery_id).first()
     if delivery is None:
-        return None  # its job was deleted
+        return None  # its job (or verification) was deleted
     if number is not None and number != delivery.attempts + 1:
         return None  # that attempt was made already
     number = delivery.attempts + 1
@@ -113,10 +148,11 @@ def callback_attempt(*, delivery_id: int, number: int | None = None) -> Callback
 
 def _send(delivery: CallbackDelivery) -> tuple[outbound.Outcome, bool]:
     """The outcome, and whether a failure is permanent (the URL is refused)."""
-    job = delivery.job
-    body = render_json(callback_body(delivery))
+    owner = delivery.job or delivery.verification
+    assert owner is not None
+    body = render_json(event_body(delivery))
     timestamp = int(time.time())
-    secrets = job.account.active_signing_secrets()
+    secrets = owner.account.active_signing_secrets()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "email-verifier-callbacks/1",

@@ -4,11 +4,12 @@ what the job's unfinished chunks hold, under the same row locks the claims take.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, KeyMode
-from billing.services import credits_release
+from billing.services import credits_refund, credits_release
 from jobs import fair_share, files, queue
 from jobs.callbacks import callback_attempt, callback_queue
 from jobs.fair_share import UNFINISHED
@@ -17,6 +18,7 @@ from jobs.notifications import job_finished_mail
 from jobs.results import JobNotFound
 
 CANCELLED_BY_STAFF = "cancelled by staff"
+REFUND_REASON = "unknown_rows_refunded"  # the refund's ledger reference: "<job id>:unknown_rows_refunded"
 
 
 def job_complete_if_done(*, job_id: str) -> bool:
@@ -34,7 +36,9 @@ def job_complete_if_done(*, job_id: str) -> bool:
         )
         delivery = None
         if won:
-            delivery = callback_queue(job=Job.objects.get(pk=job_id), event="bulk.completed")
+            job = Job.objects.select_related("account").get(pk=job_id)
+            _unknown_rows_refund(job)
+            delivery = callback_queue(job=job, event="bulk.completed")
             # After the callback: the customer's columns are joined in a task of their own.
             queue.original_assembly_on_commit(job_id)
             transaction.on_commit(lambda: job_finished_mail(job_id=job_id))
@@ -43,6 +47,17 @@ def job_complete_if_done(*, job_id: str) -> bool:
     if delivery is not None:  # now, not behind the bulk tasks queued before it (callbacks.callback_queue)
         callback_attempt(delivery_id=delivery.pk, number=1)
     return bool(won)
+
+
+def _unknown_rows_refund(job: Job) -> None:
+    """Where unknowns are free (VERIFIER_CHARGE_UNKNOWN=0), credit back the rows that ended `unknown`:
+    one ledger entry for the job, in the transaction its completion won, so it is made exactly once."""
+    if settings.VERIFIER_CHARGE_UNKNOWN or job.key_mode == KeyMode.TEST or not job.unknown:
+        return
+    note = f"{job.unknown} unknown rows of {job.filename or job.pk} credited back"
+    credits_refund(account=job.account, amount=job.unknown, reference=f"{job.pk}:{REFUND_REASON}", note=note)
+    Job.objects.filter(pk=job.pk).update(credits_refunded=job.unknown)
+    job.credits_refunded = job.unknown
 
 
 def job_fail(*, job_id: str, reason: str) -> bool:

@@ -87,6 +87,9 @@ class Job(models.Model):
     invalid = models.PositiveIntegerField(default=0)
     risky = models.PositiveIntegerField(default=0)
     unknown = models.PositiveIntegerField(default=0)
+    credits_refunded = models.PositiveIntegerField(
+        default=0, db_default=0, help_text="Unknown rows credited back at completion (VERIFIER_CHARGE_UNKNOWN=0)."
+    )
     partial = models.BooleanField(default=False, help_text="Credits ran out before every row was processed.")
     failure_reason = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -254,7 +257,8 @@ class Chunk(models.Model):
 
 
 class CallbackDelivery(models.Model):
-    """One event for one job; its attempts share the event id."""
+    """One event for one job, or for one verification asked again (`verification.resolved`); its
+    attempts share the event id."""
 
     class State(models.TextChoices):
         PENDING = "pending"
@@ -262,7 +266,10 @@ class CallbackDelivery(models.Model):
         FAILED = "failed"
 
     event_id = models.CharField(max_length=32, unique=True, default=new_event_id, editable=False)
-    job = models.ForeignKey(Job, models.CASCADE, related_name="callbacks")
+    job = models.ForeignKey(Job, models.CASCADE, related_name="callbacks", null=True, blank=True)
+    verification = models.ForeignKey(
+        "verification.RetriedVerification", models.CASCADE, related_name="callbacks", null=True, blank=True
+    )
     event = models.CharField(max_length=30)
     url = models.URLField(max_length=2000)
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)

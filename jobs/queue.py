@@ -30,6 +30,9 @@ SCHEDULES = (
     Every(1, "jobs: re-queue stale chunks", f"{TASKS}.requeue_stale_chunks"),
     Every(60, "jobs: sweep orphaned uploads", f"{TASKS}.sweep_orphan_uploads"),
     Every(60, "jobs: delete files past retention", f"{TASKS}.expire_job_files"),
+    # Deep verifications answered `unknown` for a temporary reason, asked again when due
+    # (verification/resolution.py); here because their resolution is announced by a callback.
+    Every(1, "jobs: ask temporary unknowns again", f"{TASKS}.reask_verifications"),
 )
 
 

@@ -69,6 +69,11 @@ class JobSerializer(serializers.Serializer):
     validation_mode = serializers.ChoiceField(choices=list(VALIDATION_MODES))
     progress = ProgressSerializer(source="*")
     breakdown = BreakdownSerializer(source="*")
+    credits_refunded = serializers.IntegerField(
+        min_value=0,
+        help_text="Credits given back at completion for rows that ended `unknown`, where the operator charges only "
+        "for definitive answers (`charges_unknown: false` in GET /v1/account); else 0.",
+    )
     result_download_url = serializers.SerializerMethodField()
     callback_url = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()

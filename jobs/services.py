@@ -89,22 +89,10 @@ def _checked_file(upload: object) -> UploadedFile:
 
 
 def _checked_callback_url(url: object) -> str:
-    def refused(message: str) -> UploadRefused:
-        return UploadRefused(message, "callback_url", code="invalid_callback_url")
-
-    if not isinstance(url, str):
-        raise refused("callback_url must be a URL.")
-    if len(url) > 2000:
-        raise refused("callback_url is longer than 2000 characters.")
-    if not url:
-        return url
     try:
-        target = outbound.check_url(url)
+        return outbound.callback_url_checked(url)
     except outbound.UnsafeUrl as error:
-        raise refused(str(error)) from None
-    if len(target.url) > 2000:
-        raise refused("callback_url is longer than 2000 characters once percent-encoded.")
-    return target.url
+        raise UploadRefused(str(error), "callback_url", code="invalid_callback_url") from None
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from jobs import files
-from jobs.callbacks import callback_attempt
+from jobs.callbacks import callback_attempt, verifications_resolve
 from jobs.chunks import chunks_requeue_stale
 from jobs.lifecycle import job_complete_if_done
 from jobs.models import Job
@@ -66,3 +66,8 @@ def sweep_orphan_uploads() -> int:
 def expire_job_files() -> int:
     """Hourly (jobs/apps.py): delete the files of jobs finished over JOB_RETENTION_DAYS ago."""
     return job_files_expire(now=timezone.now())
+
+
+def reask_verifications() -> int:
+    """Every minute (jobs/queue.py): ask the due temporary unknowns again, announce those that resolved."""
+    return verifications_resolve()

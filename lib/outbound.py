@@ -98,6 +98,24 @@ def check_url(url: str) -> Target:
     return Target(url=url, scheme=parts.scheme, host=parts.hostname, port=port, path=path, ip=ip)
 
 
+MAX_CALLBACK_URL = 2000
+
+
+def callback_url_checked(url: object) -> str:
+    """A callback URL as it is stored ('' for none), vetted as `check_url` vets it; raises UnsafeUrl
+    with a reason a customer can read. Bulk uploads and single verifications take it alike."""
+    if not isinstance(url, str):
+        raise UnsafeUrl("callback_url must be a URL.")
+    if len(url) > MAX_CALLBACK_URL:
+        raise UnsafeUrl(f"callback_url is longer than {MAX_CALLBACK_URL} characters.")
+    if not url:
+        return url
+    target = check_url(url)
+    if len(target.url) > MAX_CALLBACK_URL:
+        raise UnsafeUrl(f"callback_url is longer than {MAX_CALLBACK_URL} characters once percent-encoded.")
+    return target.url
+
+
 def as_uri(url: str) -> str:
     """The URI of an IRI: the host in IDNA, the path, query and fragment percent-encoded UTF-8."""
     if url.isascii():

@@ -117,7 +117,7 @@ ACCOUNT_ID = ExpressionWrapper(F("account_id") + 0, output_field=IntegerField())
 #   load 9.8; the dashboard's planned cost 7.2 passes over the ledger, its budget 1.9.
 # Two ORM queries (the grouping, then the accounts by id) cost about the same as this one, but add
 # two queries to every dashboard and send every active account's id back as a parameter.
-_RECENT_USAGE = "kind IN (%s, %s, %s) AND created_at >= %s"
+_RECENT_USAGE = f"kind IN ({sql.placeholders(len(LedgerEntry.USAGE_KINDS))}) AND created_at >= %s"
 _USAGE_BY_ACCOUNT = (
     "SELECT u.account_id, u.used, a.credit_balance, o.email FROM"
     " (SELECT account_id + 0 AS account_id, -SUM(amount) AS used FROM {ledger} WHERE {recent}"

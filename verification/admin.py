@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from accounts.models import Account
 from lib.admin import ReadOnlyAdmin
-from verification.models import CachedVerdict, CatchAllAnswer, DomainRecord, MailboxAnswer
+from verification.models import CachedVerdict, CatchAllAnswer, DomainRecord, MailboxAnswer, RetriedVerification
 
 
 @admin.register(CachedVerdict)
@@ -36,3 +36,13 @@ class CatchAllAnswerAdmin(ReadOnlyAdmin):
     list_display = ["domain", "accepts_any", "asked_at", "expires_at"]
     list_filter = ["accepts_any"]
     search_fields = ["domain"]
+
+
+@admin.register(RetriedVerification)
+class RetriedVerificationAdmin(ReadOnlyAdmin):
+    """Deep answers `unknown` for a temporary reason, asked again later (docs/deep.md)."""
+
+    list_display = ["id", "account", "state", "attempts", "next_attempt_at", "charged", "created_at"]
+    list_filter = ["state", "charged"]
+    list_select_related = [f"account__{related}" for related in Account.DISPLAY_RELATED]
+    search_fields = ["id", f"account__{Account.EMAIL_LOOKUP}"]

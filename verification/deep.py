@@ -85,23 +85,39 @@ class _Plan:
     catch_all: dict[str, bool]  # domain -> cached answer
 
 
+# The temporary reasons for `unknown`: the mail server may well answer later. A single or batch
+# deep verification answered so is asked again on VERIFIER_SMTP_RETRY_SCHEDULE (docs/deep.md,
+# "Unknowns resolve later"; verification/resolution.py).
+TEMPORARY_SUB_STATUSES = frozenset({SubStatus.GREYLISTED, SubStatus.SMTP_UNREACHABLE})
+
+
+def is_temporary(verdict: Verdict) -> bool:
+    return verdict.validation_mode == ValidationMode.DEEP and verdict.sub_status in TEMPORARY_SUB_STATUSES
+
+
 def is_asked_again(verdict: Verdict) -> bool:
     """A bulk job asks greylisted (4xx) rows again later (docs/deep.md)."""
     return verdict.sub_status is SubStatus.GREYLISTED
 
 
 def deep_verify_many(
-    raw_emails: Sequence[str], *, seconds: float | None = None, lookup: DomainLookup | None = None
+    raw_emails: Sequence[str],
+    *,
+    seconds: float | None = None,
+    lookup: DomainLookup | None = None,
+    egress_turn: int = 0,
 ) -> list[Verdict]:
     """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
     the sessions may take (default: a single request's); a batch backs off longer after a 421.
-    `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one)."""
+    `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one).
+    `egress_turn`: start this many egresses further along (asking again: from another egress)."""
     fast, answers = _fast_verdicts(raw_emails, lookup or domain_lookup())
     candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
     if not candidates:
         return fast
     plan = _plan(candidates, answers)
-    findings = _ask(plan, seconds if seconds is not None else single_request_seconds(), single=seconds is None)
+    budget = seconds if seconds is not None else single_request_seconds()
+    findings = _ask(plan, budget, single=seconds is None, egress_turn=egress_turn)
     _remember(plan, findings)
     by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
     return [by_email.get(v.email, v) for v in fast]
@@ -166,15 +182,17 @@ def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
     return _Plan(work, probes, known, catch_all)
 
 
-def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
+def _ask(plan: _Plan, seconds: float, *, single: bool, egress_turn: int = 0) -> Findings:
     if not plan.work:
         return Findings()
+    healthy = egresses_healthy()
+    turn = egress_turn % len(healthy) if healthy else 0
     prober = Prober(
         config=replace(smtp_config(), probes=frozenset(plan.probes.values())),
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=politeness(),
-        egresses=egresses_healthy(),
+        egresses=(*healthy[turn:], *healthy[:turn]),
     )
     if single:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rest_framework import serializers
 
 from apikit.exceptions import ApiError
+from lib import outbound
 from lib.fields import StrictCharField
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.providers import PROVIDERS
@@ -11,6 +14,17 @@ from verification.engine.verdict import SubStatus
 MAX_EMAIL_LENGTH = 1000
 MAX_BATCH = 100
 MODE_HELP = "`fast` (the default). `deep` is refused with 400 deep_mode_disabled: it is not available yet."
+CALLBACK_HELP = (
+    "Deep mode: where the `verification.resolved` event of an answer asked again later is POSTed "
+    "(default: the account's callback URL, set in the portal)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyArgs:
+    emails: list[str]
+    mode: str
+    callback_url: str
 
 
 class VerifyRequestSerializer(serializers.Serializer):
@@ -21,6 +35,7 @@ class VerifyRequestSerializer(serializers.Serializer):
     validation_mode = serializers.ChoiceField(
         choices=VALIDATION_MODES, default=ValidationMode.FAST, help_text=MODE_HELP
     )
+    callback_url = serializers.URLField(required=False, max_length=outbound.MAX_CALLBACK_URL, help_text=CALLBACK_HELP)
 
 
 class BatchRequestSerializer(serializers.Serializer):
@@ -35,6 +50,7 @@ class BatchRequestSerializer(serializers.Serializer):
     validation_mode = serializers.ChoiceField(
         choices=VALIDATION_MODES, default=ValidationMode.FAST, help_text=MODE_HELP
     )
+    callback_url = serializers.URLField(required=False, max_length=outbound.MAX_CALLBACK_URL, help_text=CALLBACK_HELP)
 
 
 class ChecksSerializer(serializers.Serializer):
@@ -99,6 +115,11 @@ class VerificationResultSerializer(serializers.Serializer):
     )
     cached = serializers.BooleanField()
     response_time_ms = serializers.IntegerField(min_value=0)
+    verification_id = serializers.CharField(
+        required=False,
+        help_text="Only on a deep answer `unknown` for a temporary reason (greylisted, smtp_unreachable): it is "
+        "asked again later; read it at GET /v1/verifications/{id}, or wait for its `verification.resolved` event.",
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         # `is_valid` cannot be a class attribute: it would hide Serializer.is_valid().
@@ -108,8 +129,8 @@ class VerificationResultSerializer(serializers.Serializer):
         return {name: fields.pop(name) for name in order} | fields
 
 
-def verify_request(data: object) -> tuple[str, str]:
-    """(email, validation_mode) of a verify body, refused as VerifyRequestSerializer would.
+def verify_request(data: object) -> VerifyArgs:
+    """The arguments of a verify body, refused as VerifyRequestSerializer would.
 
     Checked by hand: a DRF serializer deep-copies its fields on every instance, which was
     15% of a verification's time.
@@ -119,11 +140,11 @@ def verify_request(data: object) -> tuple[str, str]:
     if not isinstance(email, str):
         reason = "Must be a string." if "email" in body else "This field is required."
         raise ApiError(400, "invalid_request", f"email: {reason}", "email")
-    return _email(email, "email"), _mode(body)
+    return VerifyArgs([_email(email, "email")], _mode(body), _callback_url(body))
 
 
-def batch_request(data: object) -> tuple[list[str], str]:
-    """(emails, validation_mode) of a batch body, refused as BatchRequestSerializer would."""
+def batch_request(data: object) -> VerifyArgs:
+    """The arguments of a batch body, refused as BatchRequestSerializer would."""
     body = _object(data)
     emails = body.get("emails")
     if not isinstance(emails, list) or not 1 <= len(emails) <= MAX_BATCH:
@@ -132,7 +153,16 @@ def batch_request(data: object) -> tuple[list[str], str]:
     for email in emails:
         if not isinstance(email, str):
             raise ApiError(400, "invalid_request", "emails: Every item must be a string.", "emails")
-    return [_email(email, "emails") for email in emails], _mode(body)
+    return VerifyArgs([_email(email, "emails") for email in emails], _mode(body), _callback_url(body))
+
+
+def _callback_url(body: dict[str, object]) -> str:
+    if "callback_url" not in body:
+        return ""
+    try:
+        return outbound.callback_url_checked(body["callback_url"])
+    except outbound.UnsafeUrl as error:
+        raise ApiError(400, "invalid_callback_url", str(error), "callback_url") from None
 
 
 def _object(data: object) -> dict[str, object]:
@@ -154,3 +184,34 @@ def _mode(body: dict[str, object]) -> str:
         message = f"validation_mode: {mode!r} is not one of {', '.join(VALIDATION_MODES)}."
         raise ApiError(400, "invalid_request", message, "validation_mode")
     return mode
+
+
+class ResolutionSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        choices=["pending", "resolved", "gave_up"],
+        help_text="pending: asked again later; resolved: answered something other than unknown; gave_up: still "
+        "unknown after the last attempt of the schedule.",
+    )
+    attempts = serializers.IntegerField(min_value=0, help_text="Times asked again so far.")
+    next_attempt_at = serializers.DateTimeField(allow_null=True, help_text="When it is asked next; null once settled.")
+
+
+class RetriedVerificationSerializer(VerificationResultSerializer):
+    """A verification asked again later: its latest result and where its asking stands."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for name in ("cached", "response_time_ms"):
+            fields.pop(name)
+        fields["verification_id"] = serializers.CharField()
+        fields["resolution"] = ResolutionSerializer()
+        return fields
+
+
+class ResolvedEventSerializer(RetriedVerificationSerializer):
+    """The body of a `verification.resolved` event: GET /v1/verifications/{id}'s answer, named."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        event = serializers.ChoiceField(choices=["verification.resolved"])
+        event_id = serializers.CharField(help_text="The same on every retry (X-Service-Event-Id, webhook-id).")
+        return {"event": event, "event_id": event_id, **super().get_fields()}

@@ -24,13 +24,14 @@ from lib import metrics
 from lib.errors import DomainError
 from verification.deep import deep_verify_many
 from verification.deep_requests import deep_request_slot
-from verification.engine import SubStatus, Verdict, verify_many
+from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.feedback import verdicts_with_feedback
 from verification.judging import rows_judged
 from verification.models import CachedVerdict
+from verification.resolution import retried_open
 from verification.resolver import domain_lookup, resolver_broken
 
 
@@ -59,10 +60,12 @@ class Verification:
     cached: bool
     response_time_ms: int
     charged: bool = True
+    verification_id: str | None = None  # asked again later (verification/resolution.py)
 
     def to_dict(self) -> dict[str, Any]:
         # The shape VerificationResultSerializer documents, without its per-call cost.
-        return {**self.verdict.to_dict(), "cached": self.cached, "response_time_ms": self.response_time_ms}
+        found = {**self.verdict.to_dict(), "cached": self.cached, "response_time_ms": self.response_time_ms}
+        return found | {"verification_id": self.verification_id} if self.verification_id else found
 
 
 Lookup = tuple[Verdict, bool]
@@ -101,10 +104,15 @@ def verifications_charged(
     started: float | None = None,
     source: str = "api",
     key: ApiKey | None = None,
+    callback_url: str = "",
 ) -> Iterator[list[Verification]]:
     """Verify addresses for an account, answered in order: one credit per distinct address,
     cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
-    An address judged `unknown` while our own resolver is broken costs nothing (`charged=False`).
+    An address judged `unknown` while our own resolver is broken costs nothing (`charged=False`),
+    and so does every `unknown` when the operator made unknowns free (VERIFIER_CHARGE_UNKNOWN=0):
+    nothing is taken for it, so the ledger and the key's caps see only what was charged.
+    A deep answer `unknown` for a temporary reason gets a `verification_id` and is asked again
+    later (verification/resolution.py); its resolution is announced to `callback_url`.
 
     DNS runs before the transaction, so no lock is held while waiting on the network. The
     results are yielded inside the transaction that charges and caches: what the caller writes
@@ -128,20 +136,22 @@ def verifications_charged(
         looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
     elapsed_ms = _elapsed_ms(started)
     withheld = {email for email, (verdict, cached) in looked_up.items() if not cached and _our_fault(verdict)}
+    free = withheld | {email for email, (verdict, _) in looked_up.items() if _free(verdict)}
     answered = _with_feedback(account, looked_up)
-    results = [
-        Verification(answered[email], looked_up[email][1], elapsed_ms, charged=email not in withheld)
-        for email in normalised
-    ]
     with transaction.atomic():
         if key is not None:
-            cap_spend(key=key, amount=len(distinct) - len(withheld))
-        if len(distinct) > len(withheld):
-            credits_spend(account=account, amount=len(distinct) - len(withheld), reference="verify")
+            cap_spend(key=key, amount=len(distinct) - len(free))
+        if len(distinct) > len(free):
+            credits_spend(account=account, amount=len(distinct) - len(free), reference="verify")
         for verdict, cached in looked_up.values():
             if not cached:
                 CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
-        yield results
+        pairs = [(answered[email], email not in free) for email in distinct]
+        ids = retried_open(account=account, key=key, answered=pairs, callback_url=callback_url, source=source)
+        yield [
+            Verification(answered[email], looked_up[email][1], elapsed_ms, email not in free, ids.get(email))
+            for email in normalised
+        ]
     metrics.verifications_counted((verdict.status for verdict, _ in looked_up.values()), source=source)
     if withheld:
         metrics.verdicts_withheld(len(withheld), source=source)
@@ -152,6 +162,11 @@ def _with_feedback(account: Account, looked_up: dict[str, Lookup]) -> dict[str, 
     emails = list(looked_up)
     verdicts = verdicts_with_feedback(account_id=account.pk, verdicts=[looked_up[email][0] for email in emails])
     return dict(zip(emails, verdicts, strict=True))
+
+
+def _free(verdict: Verdict) -> bool:
+    """An `unknown` answer, when the operator charges only for definitive ones (VERIFIER_CHARGE_UNKNOWN=0)."""
+    return verdict.status is Status.UNKNOWN and not settings.VERIFIER_CHARGE_UNKNOWN
 
 
 def _our_fault(verdict: Verdict) -> bool:
@@ -183,18 +198,10 @@ def _elapsed_ms(started: float | None) -> int:
     return math.ceil((time.perf_counter() - started) * 1000) if started is not None else 0
 
 
-@contextmanager
-def verification_charged(
-    *, account: Account, email: str, mode: str = ValidationMode.FAST, started: float | None = None, source: str = "api"
-) -> Iterator[Verification]:
-    """`verifications_charged` for one live address: the same checks, charge and cache."""
-    with verifications_charged(account=account, emails=[email], mode=mode, started=started, source=source) as results:
-        yield results[0]
-
-
 def verification_run(
     *, account: Account, email: str, mode: str = ValidationMode.FAST, source: str = "api"
 ) -> Verification:
-    """`verification_charged` for a caller with nothing to write beside the charge (the portal)."""
-    with verification_charged(account=account, email=email, mode=mode, source=source) as result:
-        return result
+    """`verifications_charged` for one live address and a caller with nothing to write beside the
+    charge (the portal): the same checks, charge and cache."""
+    with verifications_charged(account=account, emails=[email], mode=mode, source=source) as results:
+        return results[0]

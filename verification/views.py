@@ -3,9 +3,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.decorators import account_required
 from accounts.models import Account
@@ -15,6 +15,7 @@ from billing.services import InsufficientCredits
 from verification.engine import Verdict
 from verification.engine.providers import PROVIDER_NAMES
 from verification.forms import VerifyForm
+from verification.models import RetriedVerification
 from verification.services import verification_run
 
 # Each check's label, and the value that is good news for the sender (None: neither, just a fact).
@@ -42,7 +43,7 @@ class CheckRow:
 def verify(request: HttpRequest, account: Account) -> HttpResponse:
     """One address, one credit: the same service, cache and charge as POST /v1/verify."""
     form = VerifyForm(request.POST or None, deep=settings.VERIFIER_DEEP_MODE)
-    context: dict[str, object] = {"account": account, "form": form}
+    context: dict[str, object] = {"account": account, "form": form, "charges_unknown": settings.VERIFIER_CHARGE_UNKNOWN}
     if request.method == "POST" and form.is_valid():
         try:
             email, mode = form.cleaned_data["email"], form.mode
@@ -54,10 +55,28 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
             verdict = result.verdict
             provider = PROVIDER_NAMES.get(verdict.mail_provider or "")
             context.update(verdict=verdict, cached=result.cached, checks=check_rows(verdict), provider=provider)
+            context.update(charged=result.charged, retried=_retried(account, result.verification_id))
     # HtmxMiddleware sets request.htmx; it is falsy unless htmx sent the request.
     partial = bool(getattr(request, "htmx", False))
     template = "verification/_verify_panel.html" if partial else "verification/verify.html"
     return render(request, template, context)
+
+
+@account_required(Action.VERIFY)
+@require_GET
+def verification_resolution(request: HttpRequest, account: Account, verification_id: str) -> HttpResponse:
+    """The part of the verify page that says how an answer asked again later stands; htmx polls it
+    until it settles."""
+    retried = _retried(account, verification_id)
+    if retried is None:
+        raise Http404
+    return render(request, "verification/_resolution.html", {"retried": retried})
+
+
+def _retried(account: Account, verification_id: str | None) -> RetriedVerification | None:
+    if verification_id is None:
+        return None
+    return RetriedVerification.objects.filter(account=account, pk=verification_id).first()
 
 
 def check_rows(verdict: Verdict) -> list[CheckRow]:

@@ -108,6 +108,9 @@ class Account(models.Model):
     signing_secret = models.CharField(max_length=64, default=new_signing_secret)
     previous_signing_secret = models.CharField(max_length=64, blank=True)
     secret_rotated_at = models.DateTimeField(null=True, blank=True)
+    # Where a verification asked again later announces its resolution when its request named no
+    # callback_url (docs/api.md, "verification.resolved"). Set in the portal.
+    callback_url = models.URLField(max_length=2000, blank=True)
     # Sign-up's free credits wait for this (the link mailed at sign-up); accounts opened by staff or
     # scripts are confirmed at once.
     email_confirmed_at = models.DateTimeField(null=True, blank=True)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 
 from accounts.models import ApiKey, Invitation, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
@@ -18,6 +19,7 @@ from jobs.models import Job
 from lib.widget import widget_script
 from tests.conftest import Persona
 from tests.factories import UserFactory
+from verification.models import RetriedVerification
 
 METHODS = ["get", "post", "put", "patch", "delete"]
 
@@ -107,6 +109,10 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
                 "credits": 1000,
             },
         )[0].pk
+    if "verification_id" in params:
+        values["verification_id"] = RetriedVerification.objects.create(
+            account=persona.account, result={"email": "a@b.example"}, charged=True, expires_at=timezone.now()
+        ).pk
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 

@@ -48,3 +48,16 @@ def test_outsider_rotating_changes_only_their_own_secret(owner: Persona, outside
     logged_in(outsider).post(reverse("signing-secret-rotate"))
     assert fresh(owner).signing_secret == owner.account.signing_secret
     assert fresh(outsider).signing_secret != outsider.account.signing_secret
+
+
+def test_a_callback_url_that_is_not_public_is_refused_on_its_field(owner: Persona) -> None:
+    response = logged_in(owner).post(reverse("signing-secret"), {"callback_url": "http://127.0.0.1/hook"})
+    assert response.status_code == 200
+    assert "private, loopback" in response.content.decode()
+    assert fresh(owner).callback_url == ""
+
+
+def test_a_blank_callback_url_removes_it(owner: Persona) -> None:
+    Account.objects.filter(pk=owner.account.pk).update(callback_url="https://93.184.215.14/hook")
+    logged_in(owner).post(reverse("signing-secret"), {"callback_url": ""})
+    assert fresh(owner).callback_url == ""

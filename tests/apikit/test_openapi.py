@@ -73,10 +73,12 @@ def test_fuzzing_verify_finds_no_500_and_nothing_off_schema() -> None:
         response = case.call()
         seen.add(response.status_code)
         assert response.status_code < 500, response.text
-        # Two documented refusals of schema-valid input: "deep" (deep_mode_disabled) and a repeated
-        # Idempotency-Key with another body (422). Everything else valid must be accepted.
+        # Three documented refusals of schema-valid input: "deep" (deep_mode_disabled), a repeated
+        # Idempotency-Key with another body (422) and a callback_url that does not resolve to a public
+        # address (invalid_callback_url). Everything else valid must be accepted.
         body = case.body if isinstance(case.body, dict) else {}
-        expected_refusal = body.get("validation_mode") == "deep" or "Idempotency-Key" in case.headers
+        refused = body.get("validation_mode") == "deep" or "callback_url" in body
+        expected_refusal = refused or "Idempotency-Key" in case.headers
         case.validate_response(response, excluded_checks=[positive_data_acceptance] if expected_refusal else None)
 
     check()
@@ -99,6 +101,7 @@ OPERATIONS = [
     ("/v1/keys", "POST"),
     ("/v1/keys/{key_id}", "PATCH"),
     ("/v1/keys/{key_id}", "DELETE"),
+    ("/v1/verifications/{verification_id}", "GET"),
 ]
 
 

@@ -33,6 +33,7 @@ def test_pending_job_has_null_timestamps_and_no_download(owner: Persona) -> None
         "progress": {"total": 1, "processed": 0, "valid": 0, "invalid": 0, "risky": 0, "unknown": 0},
         "partial": False,
         "breakdown": {**dict.fromkeys(BREAKDOWN_KEYS, 0), "mail_provider": dict.fromkeys(PROVIDERS, 0)},
+        "credits_refunded": 0,
         "result_download_url": None,
         "callback_url": "https://93.184.215.14/hook",
         "created_at": created,

@@ -1,5 +1,6 @@
 """Verification's models, fast mode's caches apart from deep mode's shared answers: `fast`
-(DomainRecord, CachedVerdict) and `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount).
+(DomainRecord, CachedVerdict), `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount) and
+`retried` (RetriedVerification: temporary unknowns asked again).
 Imported from here, as Django and the migrations expect of an app's `models`."""
 
 from verification.models.deep import (
@@ -19,6 +20,7 @@ from verification.models.fast import (
     DomainRecord,
     DomainRecordQuerySet,
 )
+from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
 
 __all__ = [
     "CATCH_ALL_SECONDS",
@@ -32,6 +34,8 @@ __all__ = [
     "DomainRecordQuerySet",
     "MailboxAnswer",
     "MailboxAnswerQuerySet",
+    "RetriedVerification",
+    "RetriedVerificationQuerySet",
     "SmtpSessionCount",
     "SmtpSessionCountQuerySet",
 ]

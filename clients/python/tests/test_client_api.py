@@ -69,6 +69,12 @@ def test_errors_raise_with_the_apis_code_and_param(service: LiveService) -> None
     assert (unknown.value.status, unknown.value.code) == (401, "invalid_api_key")
 
 
+def test_a_verification_asked_again_is_read_and_a_test_key_finds_none(service: LiveService) -> None:
+    with test(service) as client, pytest.raises(VerifierError) as missing:
+        client.verification("ver_nosuchverification")
+    assert (missing.value.status, missing.value.code) == (404, "not_found")
+
+
 def test_a_deep_bulk_job_says_so(service: LiveService, tmp_path: Path) -> None:
     upload = tmp_path / "list.csv"
     upload.write_text("email\nvalid@sandbox.example\n")

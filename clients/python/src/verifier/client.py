@@ -19,7 +19,17 @@ from typing import Any, BinaryIO, cast
 
 import httpx
 
-from verifier.types import Account, ApiKey, BulkReceipt, Job, JobList, NewApiKey, Preview, VerificationResult
+from verifier.types import (
+    Account,
+    ApiKey,
+    BulkReceipt,
+    Job,
+    JobList,
+    NewApiKey,
+    Preview,
+    RetriedVerification,
+    VerificationResult,
+)
 
 DEFAULT_BASE_URL = "http://localhost:8000"
 BATCH_LIMIT = 100
@@ -114,6 +124,11 @@ class Client:
                 batch = []
         if batch:
             yield from self.verify_batch(batch, validation_mode=validation_mode)
+
+    def verification(self, verification_id: str) -> RetriedVerification:
+        """GET /v1/verifications/{id}: a deep `unknown` asked again later (its answer's `verification_id`):
+        the latest result and `resolution` (pending, resolved or gave_up)."""
+        return cast(RetriedVerification, self._request("GET", f"/v1/verifications/{verification_id}").json())
 
     def account(self) -> Account:
         """GET /v1/account: plan, balance, usage and the calling key."""

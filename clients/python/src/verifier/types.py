@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 Status = Literal["valid", "invalid", "risky", "unknown"]
 
@@ -43,6 +43,32 @@ class VerificationResult(TypedDict):
     deliverability: Deliverability | None
     cached: bool
     response_time_ms: int
+    verification_id: NotRequired[str]  # a deep unknown asked again later (GET /v1/verifications/{id})
+
+
+class Resolution(TypedDict):
+    state: Literal["pending", "resolved", "gave_up"]
+    attempts: int
+    next_attempt_at: str | None
+
+
+class RetriedVerification(TypedDict):
+    """GET /v1/verifications/{id}: a verification asked again later, its latest result and resolution."""
+
+    email: str
+    is_valid: bool
+    status: Status
+    sub_status: str | None
+    validation_mode: Literal["fast", "deep"]
+    confidence: Literal["high", "medium", "low"]
+    score: int
+    checks: Checks
+    did_you_mean: str | None
+    mail_provider: str | None
+    feedback: Feedback | None
+    deliverability: Deliverability | None
+    verification_id: str
+    resolution: Resolution
 
 
 class Plan(TypedDict):
@@ -69,6 +95,7 @@ class Account(TypedDict):
     credits_remaining: int
     usage: Usage
     key: Key
+    charges_unknown: bool
     feedback_webhooks: dict[str, str]
 
 
@@ -97,6 +124,7 @@ class Job(TypedDict):
     progress: Progress
     partial: bool
     breakdown: dict[str, object]
+    credits_refunded: int
     result_download_url: str | None
     callback_url: str | None
     created_at: str
