@@ -7,11 +7,13 @@ from typing import Any
 
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import ACCEPT, MxFarm, Script
+from verification.engine.leases import allowance_key
 
 SENDER = "verify@deep-sender.net"
 # Forty MX hosts on addresses of their own, each turning every session away at the banner.
 FORTY_BUSY = [f"127.0.0.{n}" for n in range(60, 100)]
 BUSY_BANNER = "450 4.3.2 Service busy, try again later"
+RATE_LIMITED, ANVIL = "127.0.0.17", "127.0.0.18"
 # Nothing listens on this one's farm port: a dead MX host.
 DEAD_ADDRESS = "127.0.0.40"
 
@@ -39,6 +41,10 @@ SCRIPTS = {
     "127.0.0.14": Script(mailboxes={"alice": ACCEPT}, others="450 4.7.1 Greylisted, try again later"),
     "127.0.0.15": Script(mailboxes={"alice": ACCEPT, "jöe": ACCEPT, "ñ": ACCEPT}, smtputf8=True),
     "127.0.0.16": Script(banner=BUSY_BANNER),
+    # Postfix's smtpd_client_connection_rate_limit = 2 (docs/deep.md, "Rate limits"): a second's
+    # window here, anvil's minute there.
+    RATE_LIMITED: Script(mailboxes={f"user{i}": ACCEPT for i in range(0, 100, 2)}, rate_limit=2, rate_window=1.0),
+    ANVIL: Script(mailboxes={"alice": ACCEPT, "bob": ACCEPT, "carol": ACCEPT}, rate_limit=2, rate_window=60.0),
     **{address: Script(banner=BUSY_BANNER) for address in FORTY_BUSY},
 }
 
@@ -65,6 +71,8 @@ DOMAINS = {
     "xn--bcher-kva.deepfarm.net": ["127.0.0.15"],  # bücher.deepfarm.net, as DNS (and SMTP) see it
     "ascii-only.deepfarm.net": ["127.0.0.2"],  # 127.0.0.2 does not offer SMTPUTF8
     "forty.deepfarm.net": FORTY_BUSY,
+    "ratelimited.deepfarm.net": [RATE_LIMITED],
+    "anvil.deepfarm.net": [ANVIL],
 }
 
 
@@ -96,3 +104,14 @@ def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:
     settings.VERIFIER_SMTP_LOCK_DIR = str(lock_dir)
     settings.VERIFIER_SMTP_FROM = SENDER
     settings.VERIFIER_SMTP_HELO = "verifier.deep-sender.net"
+
+
+def allowances_forgotten(settings: Any) -> None:
+    """The rate-limited farm addresses start at the default allowance: with REDIS_URL it is kept in
+    Redis for an hour (docs/deep.md, "Rate limits"), from one run of the suite to the next."""
+    if settings.REDIS_URL:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        client.delete(*(allowance_key(address, "") for address in (RATE_LIMITED, ANVIL)))
+        client.close()

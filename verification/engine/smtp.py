@@ -32,6 +32,14 @@ logger = logging.getLogger(__name__)
 _PLAIN = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+")
 
 
+# A session's outcome by the meaning of what ended it (Session.outcome); anything else: unreachable.
+_OUTCOMES = {
+    Meaning.BLOCKED: "blocked",
+    Meaning.TOO_MANY_CONNECTIONS: "backed_off",
+    Meaning.TRY_AGAIN: "backed_off",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class SmtpConfig:
     helo: str = "localhost"
@@ -66,12 +74,13 @@ class Session:
     @property
     def outcome(self) -> str:
         """One word for the metrics and the staff dashboard: completed, blocked (a policy or
-        blocklist refusal at any step), unreachable, or backed_off (421, too many connections)."""
+        blocklist refusal at any step), backed_off (turned away for now: a rate limit, 421, too
+        many connections, a 4xx "try again later"), or unreachable (no answer)."""
         if self.failure is None:
             refused = any(meaning(reply) is Meaning.BLOCKED for reply in self.answers.values())
             return "blocked" if refused else "completed"
         found = meaning(self.failure, recipient=False)
-        return {Meaning.BLOCKED: "blocked", Meaning.TOO_MANY_CONNECTIONS: "backed_off"}.get(found, "unreachable")
+        return _OUTCOMES.get(found, "unreachable")
 
 
 async def open_socket(address: str, config: SmtpConfig) -> socket.socket:
