@@ -4,21 +4,12 @@ the address's allowance lets a session in (docs/deep.md, "Rate limits"). Tasks i
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.jobs.test_deep_jobs import deep_upload
 from tests.jobs.test_processing import job_body
-from tests.support.deep import RATE_LIMITED, allowances_forgotten
+from tests.support.deep import RATE_LIMITED
 from tests.support.mx_farm import MxFarm
-
-
-@pytest.fixture(autouse=True)
-def _fresh_allowances(deep_farm: MxFarm, settings: Any) -> None:
-    allowances_forgotten(settings)
 
 
 def test_a_hundred_rows_on_a_rate_limited_mx_all_end_valid_or_invalid(

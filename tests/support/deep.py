@@ -107,11 +107,12 @@ def deep_settings(settings: Any, farm: MxFarm, lock_dir: Path) -> None:
 
 
 def allowances_forgotten(settings: Any) -> None:
-    """The rate-limited farm addresses start at the default allowance: with REDIS_URL it is kept in
-    Redis for an hour (docs/deep.md, "Rate limits"), from one run of the suite to the next."""
+    """Every farm address starts a test at the default allowance, as it does in a test's own lock
+    directory: with REDIS_URL the allowance is kept in Redis for an hour (docs/deep.md, "Rate
+    limits"), from one test, and one run of the suite, to the next."""
     if settings.REDIS_URL:
         import redis
 
         client = redis.Redis.from_url(settings.REDIS_URL)
-        client.delete(*(allowance_key(address, "") for address in (RATE_LIMITED, ANVIL)))
+        client.delete(*(allowance_key(address, "") for address in SCRIPTS))
         client.close()

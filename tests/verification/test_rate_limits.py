@@ -9,19 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
 import time_machine
+from django.test import Client
 
 from tests.conftest import Persona
-from tests.support.deep import ANVIL, allowances_forgotten, domains_on
+from tests.support.deep import ANVIL, domains_on
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.verification.conftest import REDIS_URL
@@ -44,9 +45,8 @@ from verification.engine.smtp_scheduling import THROTTLED, Prober
 
 
 def test_a_single_verification_turned_away_for_our_rate_is_greylisted_not_unreachable(
-    owner: Persona, deep_farm: MxFarm, settings: Any
+    owner: Persona, deep_farm: MxFarm
 ) -> None:
-    allowances_forgotten(settings)
     assert [verdict_of(deep(owner, f"{name}@anvil.deepfarm.net"))[0] for name in ("alice", "bob")] == ["valid"] * 2
     started = time.monotonic()
     assert verdict_of(deep(owner, "carol@anvil.deepfarm.net")) == ("unknown", "greylisted", False, None, None)
@@ -186,3 +186,21 @@ def test_an_address_that_limited_our_rate_gets_one_session_for_a_group_not_three
     findings = asyncio.run(slots_prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=30))
     assert len(findings.answers) == 45
     assert deep_farm.stats.sessions[SLOW] == 1  # without the refusal: three at once (test_smtp_sessions)
+
+
+def throttled_on_dashboard(admin: Client) -> dict[str, tuple[str, str]]:
+    """The dashboard's MX addresses limiting our rate: address -> (sessions at once, spacing)."""
+    page = admin.get("/admin/dashboard/").content.decode()
+    cells = r'<td data-figure="throttled-address">([^<]*)</td><td data-figure="throttled-sessions">([^<]*)</td>'
+    return {
+        address: (sessions, spacing) for address, sessions, spacing in re.findall(cells + r"<td[^>]*>([^<]*)<", page)
+    }
+
+
+def test_staff_dashboard_lists_the_mx_addresses_limiting_our_rate(
+    owner: Persona, deep_farm: MxFarm, admin_client_: Client
+) -> None:
+    assert ANVIL not in throttled_on_dashboard(admin_client_)
+    for name in ("alice", "bob", "carol"):  # the third is refused for our rate
+        deep(owner, f"{name}@anvil.deepfarm.net")
+    assert throttled_on_dashboard(admin_client_)[ANVIL] == ("1", f"{FIRST_INTERVAL} s")

@@ -104,9 +104,10 @@ class AllowanceFile:
     files, read and rewritten under flock, so every process of the machine sees one allowance. No
     file, an empty one or one unchanged for FORGET_SECONDS: the default."""
 
-    def __init__(self, path: Path, per_host: int) -> None:
+    def __init__(self, path: Path, per_host: int, *, of: str = "") -> None:
         self.path = path
         self.per_host = per_host
+        self.of = of  # "<egress>|<address>", kept in the file for the staff dashboard (held_below)
 
     def sessions(self, now: float) -> int:
         """Sessions allowed at once (read without the lock: a stale answer only costs a poll)."""
@@ -159,16 +160,29 @@ class AllowanceFile:
         return self._decoded(os.read(fd, 4096).decode(), now)
 
     def _decoded(self, text: str, now: float) -> Allowance:
-        try:
-            fields = json.loads(text)
-            if now - fields.pop("changed") < FORGET_SECONDS:
-                return Allowance(**fields)
-        except (ValueError, KeyError, TypeError):
-            pass  # empty (being written, or back to the default) or not ours
-        return Allowance(float(self.per_host))
+        found = _decoded(text, now)
+        return found[1] if found else Allowance(float(self.per_host))
 
     def _write(self, fd: int, allowance: Allowance, now: float) -> None:
         """The default is written as an empty file (not removed: another process may hold its lock)."""
-        text = "" if allowance.is_default(self.per_host) else json.dumps({**asdict(allowance), "changed": now})
+        kept = {**asdict(allowance), "changed": now, "of": self.of}
+        text = "" if allowance.is_default(self.per_host) else json.dumps(kept)
         os.ftruncate(fd, 0)
         os.pwrite(fd, text.encode(), 0)
+
+
+def held_below(directory: Path, now: float) -> list[tuple[str, Allowance]]:
+    """Every allowance of this machine held below the default: ("<egress>|<address>", allowance)."""
+    found = (_decoded(path.read_text(), now) for path in directory.glob("*.allowance"))
+    return [held for held in found if held is not None]
+
+
+def _decoded(text: str, now: float) -> tuple[str, Allowance] | None:
+    """What an allowance file holds, unless it is empty (the default, or being written) or forgotten."""
+    try:
+        fields = json.loads(text)
+        if now - fields.pop("changed") < FORGET_SECONDS:
+            return fields.pop("of", ""), Allowance(**fields)
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None

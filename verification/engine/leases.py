@@ -70,8 +70,11 @@ def lease_key(address: str, egress: str) -> str:
     return f"verifier:smtp-lease:{egress or 'direct'}|{ipaddress.ip_address(address).exploded}"
 
 
+ALLOWANCE_PREFIX = "verifier:smtp-allowance:"  # then "<egress>|<address>"
+
+
 def allowance_key(address: str, egress: str) -> str:
-    return f"verifier:smtp-allowance:{egress or 'direct'}|{ipaddress.ip_address(address).exploded}"
+    return f"{ALLOWANCE_PREFIX}{egress or 'direct'}|{ipaddress.ip_address(address).exploded}"
 
 
 class RedisLeases:
@@ -127,7 +130,7 @@ class RedisLeases:
             while True:
                 try:
                     await pipe.watch(pace)
-                    current = _allowance(await pipe.hgetall(pace), self.per_host)
+                    current = allowance_from(await pipe.hgetall(pace), self.per_host)
                     seconds, micros = await pipe.time()
                     changed = learnt(current, turn, now=seconds + micros / 1e6, per_host=self.per_host)
                     pipe.multi()
@@ -156,7 +159,7 @@ class RedisLeases:
                 await client.eval(_RENEW, 1, key, self.ttl, token)
 
 
-def _allowance(stored: Mapping[bytes | str, bytes | str], per_host: int) -> Allowance:
+def allowance_from(stored: Mapping[bytes | str, bytes | str], per_host: int) -> Allowance:
     """The allowance a hash holds (none: the default)."""
     if not stored:
         return Allowance(float(per_host))

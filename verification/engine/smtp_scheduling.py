@@ -165,9 +165,8 @@ class HostSlots:
 
     @contextlib.asynccontextmanager
     async def held(self, address: str, egress: str = "", *, deadline: float = math.inf) -> AsyncIterator[Turn]:
-        name = _slot_name(address, egress)
-        pace = self._pace(name)
-        fd = await self._acquire(name, pace)
+        pace = self._pace(address, egress)
+        fd = await self._acquire(_slot_name(address, egress), pace)
         try:
             turn = await pace.started(deadline)
             yield turn
@@ -176,13 +175,14 @@ class HostSlots:
             os.close(fd)  # closing the descriptor releases the lock
 
     async def allowed(self, address: str, egress: str = "") -> int:
-        return self._pace(_slot_name(address, egress)).sessions(time.time())
+        return self._pace(address, egress).sessions(time.time())
 
     async def close(self) -> None:
         return None  # nothing held between sessions
 
-    def _pace(self, name: str) -> AllowanceFile:
-        return AllowanceFile(self.directory / f"{name}.allowance", self.per_host)
+    def _pace(self, address: str, egress: str) -> AllowanceFile:
+        path = self.directory / f"{_slot_name(address, egress)}.allowance"
+        return AllowanceFile(path, self.per_host, of=f"{egress or 'direct'}|{address}")
 
     async def _acquire(self, name: str, pace: AllowanceFile) -> int:
         while (fd := lock_slot(self.directory, name, pace.sessions(time.time()))) is None:
