@@ -113,7 +113,8 @@ def test_two_machines_behind_one_egress_share_the_allowance(
     deep_farm: MxFarm, _resolver_on_loopback: DnsServer, tmp_path: Path, shared_redis: redis.Redis
 ) -> None:
     """A machine (a process of its own) is refused for its rate; the other, behind the same egress,
-    then waits out the spacing it learnt rather than knock again, and another egress does not."""
+    waits out the spacing the first learnt before it knocks, and learns on from the first's
+    allowance; another egress starts from the default."""
     zone, source = _resolver_on_loopback, _source()
     domains = domains_on(zone, ANVIL, 4, "anvil")
     command = [sys.executable, "-m", "tests.support.prober_run", zone.address, str(deep_farm.port), str(tmp_path)]
@@ -125,14 +126,15 @@ def test_two_machines_behind_one_egress_share_the_allowance(
         check=True,
     )
     assert sorted(json.loads(first.stdout).values()) == ["accepted", "accepted", "try_again"]
+    key = allowance_key(ANVIL, f"bind:{source}")
     try:
-        findings = asyncio.run(
-            _prober(zone, deep_farm, tmp_path, f"bind:{source}").ask({(f"mx1.{domains[3]}",): ["a@x"]}, 0.5)
-        )
-        assert findings.answers["a@x"] == THROTTLED and deep_farm.stats.by_source[(source, ANVIL)] == 3
-        assert shared_redis.hget(allowance_key(ANVIL, f"bind:{source}"), "limit") == b"1.5"
+        assert shared_redis.hget(key, "limit") == b"1.5"  # the sessions at once, halved
+        asyncio.run(_prober(zone, deep_farm, tmp_path, f"bind:{source}").ask({(f"mx1.{domains[3]}",): ["a@x"]}, 30))
+        connected = sorted(deep_farm.stats.connected_at[(source, ANVIL)])
+        assert len(connected) == 4 and connected[3] - connected[2] >= FIRST_INTERVAL - 0.01  # spaced
+        assert shared_redis.hget(key, "limit") == b"1.0"  # and refused again: halved from the other's
     finally:
-        shared_redis.delete(allowance_key(ANVIL, f"bind:{source}"))
+        shared_redis.delete(key)
     other = _source()
     findings = asyncio.run(
         _prober(zone, deep_farm, tmp_path, f"bind:{other}").ask({(f"mx1.{domains[3]}",): ["alice@x"]}, 30)
@@ -182,9 +184,9 @@ def test_an_address_that_limited_our_rate_gets_one_session_for_a_group_not_three
     domain = domains_on(_resolver_on_loopback, SLOW, 1, "paced")[0]
     earlier = time.time() - 2 * FIRST_INTERVAL  # refused a while ago: its spacing has passed
     AllowanceFile(tmp_path / f"{SLOW}.allowance", 3).learn(Turn(earlier, rate_limited=True), earlier)
-    work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice{i}@{domain}" for i in range(45)]}
+    work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice{i}@{domain}" for i in range(24)]}
     findings = asyncio.run(slots_prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=30))
-    assert len(findings.answers) == 45
+    assert len(findings.answers) == 24
     assert deep_farm.stats.sessions[SLOW] == 1  # without the refusal: three at once (test_smtp_sessions)
 
 
@@ -204,3 +206,16 @@ def test_staff_dashboard_lists_the_mx_addresses_limiting_our_rate(
     for name in ("alice", "bob", "carol"):  # the third is refused for our rate
         deep(owner, f"{name}@anvil.deepfarm.net")
     assert throttled_on_dashboard(admin_client_)[ANVIL] == ("1", f"{FIRST_INTERVAL} s")
+
+
+def test_a_session_spaced_past_the_runs_time_is_not_opened_and_asked_again_later(
+    deep_farm: MxFarm, _resolver_on_loopback: DnsServer, tmp_path: Path
+) -> None:
+    domain = domains_on(_resolver_on_loopback, ANVIL, 1, "spaced")[0]
+    pace, now = AllowanceFile(tmp_path / f"{ANVIL}.allowance", 3), time.time()
+    for n in range(6):  # refused six times running: 32 s between starts
+        pace.learn(Turn(now + n / 1000, rate_limited=True), now + n / 1000)
+    work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice@{domain}"]}
+    findings = asyncio.run(slots_prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=5))
+    assert findings.answers[f"alice@{domain}"] == THROTTLED  # try_again: greylisted, never unreachable
+    assert deep_farm.stats.sessions[ANVIL] == 0

@@ -230,11 +230,10 @@ class Prober:
         return self.findings
 
     async def _dealt(self, work: Mapping[tuple[str, ...], list[str]]) -> list[tuple[tuple[str, ...], list[str]]]:
-        """Each group's recipients dealt among as many sessions at once as its first address's
-        allowance lets (allowance.py): an address that limits our rate gets one session carrying
-        them all, not three spaced apart."""
+        """Each group dealt among as many sessions at once as its first address's allowance lets: an
+        address that limits our rate gets one session carrying every recipient, not three spaced apart."""
         merged, keys = await self._by_address(work)
-        counts = await asyncio.gather(*(self._allowed(keys[hosts]) for hosts in merged))
+        counts = await asyncio.gather(*(self._allowed(keys[hosts], len(merged[hosts])) for hosts in merged))
         return [
             (hosts, share)
             for (hosts, recipients), count in zip(merged.items(), counts, strict=True)
@@ -257,9 +256,10 @@ class Prober:
             found[first] = addresses
         return merged, found
 
-    async def _allowed(self, addresses: tuple[str, ...]) -> int:
-        """A group's sessions at once: its first address's allowance (the ceiling, unresolved)."""
-        if not addresses:
+    async def _allowed(self, addresses: tuple[str, ...], recipients: int) -> int:
+        """A group's sessions at once: its first address's allowance (the ceiling, unresolved), read
+        only for a group large enough for more than one (most groups are one domain's few rows)."""
+        if not addresses or sessions_needed(recipients, self.slots.per_host) == 1:
             return self.slots.per_host
         egress = self.egresses[0]
         return await self.slots.allowed(addresses[0], "" if egress is DIRECT else egress.name)
