@@ -110,7 +110,9 @@ class AllowanceFile:
         self.of = of  # "<egress>|<address>", kept in the file for the staff dashboard (held_below)
 
     def sessions(self, now: float) -> int:
-        """Sessions allowed at once (read without the lock: a stale answer only costs a poll)."""
+        """Sessions allowed at once, read without the lock (it is asked at every poll for a slot): a
+        read that meets a write half done sees the default for that poll; the spacing, read under
+        the lock, still holds every start back."""
         with contextlib.suppress(FileNotFoundError):
             return self._decoded(self.path.read_text(), now).sessions
         return self.per_host
