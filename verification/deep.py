@@ -27,7 +27,7 @@ from verification.egresses import egress_sessions_record, egresses_healthy
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.allowance import Allowance, held_below
 from verification.engine.core import DomainLookup
-from verification.engine.deep import catch_all_of, deep_verdict
+from verification.engine.deep import catch_all_of, deep_verdict, probe_address
 from verification.engine.leases import ALLOWANCE_PREFIX, RedisLeases, allowance_from
 from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
@@ -41,7 +41,6 @@ from verification.engine.smtp_scheduling import (
     Prober,
     Slots,
     mx_addresses,
-    probe_address,
 )
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount

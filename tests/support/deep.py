@@ -43,7 +43,9 @@ SCRIPTS = {
     "127.0.0.16": Script(banner=BUSY_BANNER),
     # Postfix's smtpd_client_connection_rate_limit = 2 (docs/deep.md, "Rate limits"): a second's
     # window here, anvil's minute there.
-    RATE_LIMITED: Script(mailboxes={f"user{i}": ACCEPT for i in range(0, 100, 2)}, rate_limit=2, rate_window=1.0),
+    RATE_LIMITED: Script(
+        mailboxes={f"user{i}": ACCEPT for i in range(0, 100, 2)}, rate_limit=2, rate_window=1.0, delay=0.01
+    ),
     ANVIL: Script(mailboxes={"alice": ACCEPT, "bob": ACCEPT, "carol": ACCEPT}, rate_limit=2, rate_window=60.0),
     **{address: Script(banner=BUSY_BANNER) for address in FORTY_BUSY},
 }

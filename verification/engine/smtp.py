@@ -16,6 +16,7 @@ import contextlib
 import logging
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiosmtplib
@@ -112,11 +113,14 @@ def _wire_forms(recipients: list[str]) -> dict[str, str]:
     return {recipient: wire_form(recipient) for recipient in recipients}
 
 
-async def run_session(address: str, recipients: list[str], config: SmtpConfig) -> Session:
-    """Ask `address` about each recipient in one session. Recipients it did not get to (the
-    server limits recipients per session, or cut us off) are missing from `answers`. Never
-    raises: whatever goes wrong ends the session with a failure (its recipients are then asked
-    elsewhere or answered unreachable), never the caller's batch."""
+async def run_session(
+    address: str, recipients: list[str], config: SmtpConfig, more: Callable[[], list[str]] | None = None
+) -> Session:
+    """Ask `address` about each recipient in one session, then about those `more` hands over (folded
+    into the transaction, _folded_in). Recipients it did not get to (the server limits recipients
+    per session, or cut us off) are missing from `answers`. Never raises: whatever goes wrong ends
+    the session with a failure (its recipients are then asked elsewhere or answered unreachable),
+    never the caller's batch."""
     session = Session(address)
     try:
         sock = await open_socket(address, config)
@@ -127,7 +131,7 @@ async def run_session(address: str, recipients: list[str], config: SmtpConfig) -
         hostname=address, sock=sock, timeout=config.timeout, local_hostname=config.helo, start_tls=False
     )
     try:
-        await _dialogue(client, session, recipients, config)
+        await _dialogue(client, session, recipients, config, more)
     except Exception as exc:  # a bug of ours or the library's: this session fails, not the batch
         logger.exception("SMTP session with %s failed", address)
         session.failure, session.failed_at = Reply(0, f"error: {type(exc).__name__}"), "error"
@@ -136,7 +140,13 @@ async def run_session(address: str, recipients: list[str], config: SmtpConfig) -
     return session
 
 
-async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[str], config: SmtpConfig) -> None:
+async def _dialogue(
+    client: aiosmtplib.SMTP,
+    session: Session,
+    recipients: list[str],
+    config: SmtpConfig,
+    more: Callable[[], list[str]] | None,
+) -> None:
     step = "banner"
     try:
         await client.connect()
@@ -155,6 +165,8 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
             await _mail(client, config, utf8=utf8)
             step = "rcpt"
             await _recipients(client, session, askable, wire, config, utf8=utf8)
+            if more is not None:
+                await _folded_in(client, session, more, config, utf8=utf8)
         with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
             await client.quit(timeout=min(config.timeout, 2.0))
     except aiosmtplib.SMTPResponseException as exc:
@@ -202,6 +214,20 @@ async def _recipients(
             return
         session.answers[recipient] = reply
         in_transaction += 1
+
+
+async def _folded_in(
+    client: aiosmtplib.SMTP, session: Session, more: Callable[[], list[str]], config: SmtpConfig, *, utf8: bool
+) -> None:
+    """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
+    the same address turned away for our rate (Postfix's connection rate limit lets two sessions a
+    minute in, each able to carry a thousand recipients). ASCII ones only, unless this transaction
+    asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them."""
+    while session.failure is None and (extra := [r for r in more() if r not in session.answers]):
+        extra = [recipient for recipient in extra if utf8 or recipient.isascii()]
+        await _recipients(client, session, extra, _wire_forms(extra), config, utf8=utf8)
+        if any(recipient not in session.answers for recipient in extra):
+            return  # the server takes no more in this session
 
 
 async def _mail(client: aiosmtplib.SMTP, config: SmtpConfig, *, utf8: bool) -> None:

@@ -24,11 +24,11 @@ A session refused for the egress's own reputation is asked again through the nex
 any recipient is judged; with no egress to use (all resting) every recipient answers RESTING.
 
 A rate limit (421, "too many connections", at the banner or later) is no verdict, and no sign of
-an unreachable host: the server answered. The address's allowance (allowance.py) learns from it,
-fewer sessions at once and spaced starts, and the group asks again once it lets a session in,
-while its tries and deadline allow; past them its recipients are "ask again later" (greylisted),
-never unreachable, which only a host that accepted no connection or never answered is. A
-recipient refused as one too many is asked again in a session of its own.
+an unreachable host: the server answered. The address's allowance (allowance.py) learns from it
+(fewer sessions at once, spaced starts); the refused recipients are folded into the sessions still
+open there, and the rest asked again once the allowance lets a session in, while tries and
+deadline allow; past them they are "ask again later" (greylisted), never unreachable. A recipient
+refused as one too many is asked again in a session of its own.
 
 Bounded work (docs/deep.md, "Bounded work"): a group tries at most MAX_MX_HOSTS of its MX hosts,
 in preference order (RFC 5321 section 5.1 lets a client cap them), at most MAX_MX_ADDRESSES
@@ -42,7 +42,6 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
-import hmac
 import ipaddress
 import math
 import os
@@ -52,7 +51,6 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Protocol
 
@@ -68,8 +66,8 @@ AddressCheck = Callable[[str], bool]  # may this address be contacted?
 # address's allowance sets (1 s, doubling: 127 s in all at the most), while its deadline allows.
 _BACKOFF_TRIES = 8
 _SLOT_POLL_SECONDS = 0.02
-# A group is dealt among up to `per_host` sessions run at once, each with at least this many recipients
-# (twice a session's four replies of overhead: a smaller share would cost more than it saves).
+# A group is dealt among up to `per_host` sessions at once, each of at least this many recipients
+# (twice a session's four replies of overhead).
 RECIPIENTS_A_SESSION = 8
 # A round of a group tries at most this many MX hosts and this many distinct addresses among them.
 MAX_MX_HOSTS = 5
@@ -125,13 +123,6 @@ class Findings:
     # What the bounds left out: "mx_hosts" named beyond MAX_MX_HOSTS, "mx_addresses" beyond
     # MAX_MX_ADDRESSES or already tried this round.
     cut: Counter[str] = field(default_factory=Counter)
-
-
-def probe_address(domain: str, key: bytes, today: date) -> str:
-    """The catch-all probe: random-looking, but the same all day, so greylisting (keyed on
-    sender, recipient and client) clears for it on a retry as it does for a real address."""
-    digest = hmac.new(key, f"{domain}|{today.isoformat()}".encode(), hashlib.sha256).hexdigest()
-    return f"{digest[:20]}@{domain}"
 
 
 def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
@@ -207,6 +198,8 @@ class Prober:
     findings: Findings = field(default_factory=Findings)
     _turn: int = 0
     _deadline: float = math.inf  # the event loop's time when ask() gives up
+    # MX address -> recipients turned away there for our rate, for an open session to fold in
+    _orphans: dict[str, list[str]] = field(default_factory=dict)
 
     async def ask(
         self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
@@ -265,8 +258,9 @@ class Prober:
         return await self.slots.allowed(addresses[0], "" if egress is DIRECT else egress.name)
 
     async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
-        """Ask the group's recipients; those refused for our rate again, once the address's allowance
-        lets a session in, while the tries and the deadline allow (then: asked again later)."""
+        """Ask the group's recipients; those refused for our rate are handed to the sessions open at
+        the address (_orphans) and asked again once its allowance lets a session in, while the tries
+        and the deadline allow (then: asked again later)."""
         waiting = list(recipients)
         try:
             for attempt in range(self.backoff_tries + 1):
@@ -280,6 +274,7 @@ class Prober:
                 if not _rate_limited(found) or attempt == self.backoff_tries:
                     self._settle(waiting, _failure_answer(found))
                     return
+                self._orphans.setdefault(found.address, []).extend(waiting)
         except Throttled:
             self._settle(waiting, THROTTLED)
 
@@ -288,7 +283,7 @@ class Prober:
         Returns the recipients still waiting when the session was cut off."""
         for recipient, reply in session.answers.items():
             self.findings.answers[recipient] = Answer(reply, meaning(reply))
-        rest = [r for r in waiting if r not in session.answers]
+        rest = [r for r in waiting if r not in self.findings.answers]  # nor asked by a sibling (_orphans)
         if session.failure is not None:
             return rest
         for recipient in rest:  # the server took no more recipients in that session
@@ -346,13 +341,20 @@ class Prober:
     async def _session_through(self, egress: Egress, address: str, recipients: list[str]) -> Session:
         lock = "" if egress is DIRECT else egress.name
         async with self.slots.held(address, lock, deadline=self._deadline) as turn:
-            session = await run_session(address, recipients, egress.config(self.config))
+            asked = [r for r in recipients if r not in self.findings.answers]  # a sibling may have asked some
+            if not asked:
+                return Session(address)
+            session = await run_session(address, asked, egress.config(self.config), self._orphans_at(address))
             turn.rate_limited, turn.completed = _rate_limited(session), session.failure is None
         self.findings.sessions.append(session.outcome)
         self.findings.egress_sessions[egress.name] += 1
         if session.refusal is not None:
             self.findings.refusals.append((session.outcome, address, session.refusal))
         return session
+
+    def _orphans_at(self, address: str) -> Callable[[], list[str]]:
+        """The orphans at `address` not answered yet, taken (their own session asks what is left)."""
+        return lambda: list(dict.fromkeys(r for r in self._orphans.pop(address, []) if r not in self.findings.answers))
 
     def _settle(self, recipients: list[str], answer: Answer) -> None:
         for recipient in recipients:
@@ -383,8 +385,7 @@ def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
 
 def _rate_limited(session: Session) -> bool:
     """Turned away for our rate or number of connections, at the banner or later: the server answered."""
-    failure = session.failure
-    return failure is not None and meaning(failure, recipient=False) is Meaning.TOO_MANY_CONNECTIONS
+    return session.failure is not None and meaning(session.failure, recipient=False) is Meaning.TOO_MANY_CONNECTIONS
 
 
 def _failure_answer(session: Session) -> Answer:
@@ -394,6 +395,4 @@ def _failure_answer(session: Session) -> Answer:
     if session.failure is None or not session.failure.code:
         return UNREACHABLE
     found = meaning(session.failure, recipient=False)
-    if found is Meaning.TOO_MANY_CONNECTIONS:
-        found = Meaning.TRY_AGAIN
-    return Answer(session.failure, found)
+    return Answer(session.failure, Meaning.TRY_AGAIN if found is Meaning.TOO_MANY_CONNECTIONS else found)
