@@ -11,7 +11,21 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import bulk, deep, engine, fairness, feedback, feedback_cost, peer, probe, report, scaling, single, weather
+from bench import (
+    bulk,
+    deep,
+    deep_unknown,
+    engine,
+    fairness,
+    feedback,
+    feedback_cost,
+    peer,
+    probe,
+    report,
+    scaling,
+    single,
+    weather,
+)
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes, interruptible
@@ -19,7 +33,7 @@ from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
-ON_REQUEST = ("probe", "feedback", "feedback-cost")
+ON_REQUEST = ("probe", "feedback", "feedback-cost", "deep-unknown")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -139,6 +153,8 @@ def _runner(
         return lambda: weather.run(args.processes, args.delay_ms)
     if name == "deep":
         return deep.run
+    if name == "deep-unknown":
+        return deep_unknown.run
     if name == "probe":
         return lambda: probe.run(dns.address)
     if name == "isolation":

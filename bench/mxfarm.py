@@ -13,6 +13,11 @@ name as `bench.data.behaviour` says. Mailboxes `alice`, `bob`, `carol`, `dave` e
 other local part is refused 5.1.1. Prints one JSON line `{"dns": "host:port", "smtp_port": N}`,
 then a JSON line of the farm's counts each time it reads a line on stdin; stops on EOF.
 
+`--rate-limited-every K` puts a connection rate limit on every K-th address (`--rate-limit`
+connections per client in `--rate-window` seconds, then Postfix's 421 at the banner), and
+`--greylist-every K` greylists every recipient of every K-th address other than those for
+`--greylist-seconds` (the `deep-unknown` scenario, bench/deep_unknown.py).
+
 `--verdict-table` serves the tests' farm instead (tests/support/deep.py): a domain per row of the
 verdict table in docs/deep.md, for trying deep mode by hand ("Try it on this machine" there).
 `--serve` runs until interrupted (Ctrl-C) rather than reading stdin.
@@ -56,6 +61,11 @@ def main() -> None:
         "--port", type=int, default=0, help="the farm's SMTP port on every address (default: a free one)"
     )
     parser.add_argument("--dns-port", type=int, default=0, help="the DNS server's port (default: a free one)")
+    parser.add_argument("--rate-limited-every", type=int, default=0, help="rate-limit every K-th address (0: none)")
+    parser.add_argument("--rate-limit", type=int, default=2, help="connections a client may open per window")
+    parser.add_argument("--rate-window", type=float, default=60.0, help="the rate limit's window, seconds")
+    parser.add_argument("--greylist-every", type=int, default=0, help="greylist at every K-th address (0: none)")
+    parser.add_argument("--greylist-seconds", type=float, default=1.0)
     args = parser.parse_args()
     if args.verdict_table:
         with DnsServer(default=behaviour, port=args.dns_port) as dns, MxFarm(SCRIPTS, port=args.port) as farm:
@@ -64,7 +74,7 @@ def main() -> None:
             _until_interrupted()
         return
     mailboxes = dict.fromkeys(MAILBOXES, ACCEPT)
-    scripts = {address(i): Script(mailboxes=mailboxes, delay=args.delay_ms / 1000) for i in range(args.addresses)}
+    scripts = {address(i): _script(args, i, mailboxes) for i in range(args.addresses)}
     scripts[INSTANT_ADDRESS] = Script(mailboxes=mailboxes)
     with DnsServer(default=behaviour, port=args.dns_port) as dns, MxFarm(scripts, port=args.port) as farm:
         for i in range(args.domains):
@@ -90,9 +100,23 @@ def main() -> None:
                 "peak_per_address": max((stats.peak[a] for a in slow), default=0),
                 "data_commands": stats.commands["DATA"],
                 "rcpt": len(stats.recipients),
+                "rate_refused": sum(stats.rate_refused.values()),
             }
             print(json.dumps(counts), flush=True)
             farm.reset()
+
+
+def _script(args: argparse.Namespace, index: int, mailboxes: dict[str, str]) -> Script:
+    """Address `index`'s behaviour: late by --delay-ms; rate-limited or greylisting as the options say."""
+    limited = bool(args.rate_limited_every) and index % args.rate_limited_every == 0
+    greylisting = bool(args.greylist_every) and index % args.greylist_every == 1 % args.greylist_every
+    return Script(
+        mailboxes=mailboxes,
+        delay=args.delay_ms / 1000,
+        rate_limit=args.rate_limit if limited else 0,
+        rate_window=args.rate_window,
+        greylist_seconds=args.greylist_seconds if greylisting else 0.0,
+    )
 
 
 def _until_interrupted() -> None:

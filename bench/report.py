@@ -315,7 +315,7 @@ def table(results: list[Measurement]) -> str:
                 str(m.extra.get("round", "")),
                 m.scenario,
                 m.case,
-                f"{m.rate:,.1f} {m.unit}" if m.unit in ("MB/s", "s") else f"{m.rate:,.0f} {m.unit}",
+                f"{m.rate:,.1f} {m.unit}" if m.unit in ("MB/s", "s", "% unknown") else f"{m.rate:,.0f} {m.unit}",
                 _ms(m.p50_ms),
                 _ms(m.p95_ms),
                 _ms(m.p99_ms),

@@ -32,7 +32,8 @@ CALLBACK_ATTEMPTS = Counter(
 )
 SMTP_SESSIONS = Counter(
     "verifier_smtp_sessions_total",
-    "SMTP sessions of deep verification opened, by outcome (completed, blocked, unreachable, backed_off).",
+    "SMTP sessions of deep verification opened, by outcome (completed, blocked, unreachable: no answer, "
+    "backed_off: turned away for now by a rate limit or another 4xx at the door).",
     ["outcome"],
 )
 SMTP_WORK_CUT = Counter(

@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 
 from lib.bar_charts import bar_chart
 from ops import business, machine
+from verification.deep import throttled_addresses
 from verification.egresses import egress_health_all
 from verification.resolver import resolver_health
 
@@ -53,6 +54,7 @@ def machine_figures() -> dict[str, Any]:
         "smtp": machine.smtp_sessions(),
         "resolver": resolver_health(),
         "egresses": egress_health_all(),
+        "throttled": throttled_addresses(),
         "day_ago": machine.day_ago(),
     }
 

@@ -25,7 +25,7 @@ from tests.support.personas import Persona, make_persona, sandboxed
 
 __all__ = ["Persona", "make_persona", "sandboxed"]  # tests import them from here too
 from tests.support import examples as _examples  # noqa: F401 (registers the `quick` Hypothesis profile)
-from tests.support.deep import SCRIPTS, deep_settings, farm_zone
+from tests.support.deep import SCRIPTS, allowances_forgotten, deep_settings, farm_zone
 from tests.support.dns_server import A_ONLY, MX, NULL_MX, SERVFAIL, SILENT, DnsServer
 from tests.support.metrics import TOKEN as METRICS_TOKEN
 from tests.support.mx_farm import MxFarm
@@ -175,6 +175,7 @@ def farm() -> Iterator[MxFarm]:
 def deep_farm(settings: Any, farm: MxFarm, tmp_path: Path, _resolver_on_loopback: DnsServer) -> Iterator[MxFarm]:
     """Deep mode on, pointed at the farm, its domains in DNS; no DATA or VRFY ever reaches it."""
     deep_settings(settings, farm.port, tmp_path / "smtp-slots")
+    allowances_forgotten(settings)
     farm_zone(_resolver_on_loopback)
     farm.reset()
     yield farm

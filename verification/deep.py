@@ -11,9 +11,13 @@ import asyncio
 import hashlib
 import ipaddress
 import logging
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
+from pathlib import Path
 
+import redis
 from django.conf import settings
 from django.utils import timezone
 
@@ -21,9 +25,10 @@ from lib import metrics
 from lib.outbound import is_public
 from verification.egresses import egress_sessions_record, egresses_healthy
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
+from verification.engine.allowance import Allowance, held_below
 from verification.engine.core import DomainLookup
-from verification.engine.deep import catch_all_of, deep_verdict
-from verification.engine.leases import RedisLeases
+from verification.engine.deep import catch_all_of, deep_verdict, probe_address
+from verification.engine.leases import ALLOWANCE_PREFIX, RedisLeases, allowance_from
 from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
@@ -36,7 +41,6 @@ from verification.engine.smtp_scheduling import (
     Prober,
     Slots,
     mx_addresses,
-    probe_address,
 )
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
@@ -214,6 +218,50 @@ def politeness() -> Slots:
     if settings.REDIS_URL:
         return RedisLeases(settings.REDIS_URL, per_host, ttl=settings.VERIFIER_SMTP_LEASE_SECONDS)
     return HostSlots(settings.VERIFIER_SMTP_LOCK_DIR, per_host)
+
+
+# The dashboard lists this many, the most held back first; a scan reads at most SCANNED keys.
+SHOWN, SCANNED = 20, 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Throttle:
+    egress: str
+    address: str
+    sessions: int  # at once, now
+    spacing: float  # seconds between session starts
+
+
+def throttled_addresses() -> list[Throttle]:
+    """The MX addresses that limit our rate, for the staff dashboard: each (egress, address) whose
+    allowance is held below the default (docs/deep.md, "Rate limits"), from Redis when REDIS_URL is
+    set (every machine's), else from this machine's lock directory."""
+    held = _from_redis() if settings.REDIS_URL else held_below(Path(settings.VERIFIER_SMTP_LOCK_DIR), time.time())
+    found = [Throttle(*_split(of), allowance.sessions, round(allowance.interval, 1)) for of, allowance in held]
+    return sorted(found, key=lambda throttle: (throttle.sessions, -throttle.spacing))[:SHOWN]
+
+
+def _from_redis() -> list[tuple[str, Allowance]]:
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        keys = list(islice(client.scan_iter(match=f"{ALLOWANCE_PREFIX}*", count=SCANNED), SCANNED))
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hgetall(key)
+        stored = pipe.execute()
+    finally:
+        client.close()
+    per_host = settings.VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST
+    return [
+        (key.decode().removeprefix(ALLOWANCE_PREFIX), allowance_from(fields, per_host))
+        for key, fields in zip(keys, stored, strict=True)
+        if fields
+    ]
+
+
+def _split(of: str) -> tuple[str, str]:
+    egress, _, address = of.rpartition("|")
+    return egress, address
 
 
 def _remember(plan: _Plan, findings: Findings) -> None:

@@ -20,7 +20,6 @@ from tests.support.mta import GREYLIST_DELAY, Exim, MtaLog, Postfix, wait_until
 
 pytestmark = [pytest.mark.mta, pytest.mark.usefixtures("on_mtas")]
 
-PACED_ON_ANOTHER_BRANCH = pytest.mark.xfail(strict=True, reason="rate limits are paced on branch i41-pacing")
 
 
 class Case(NamedTuple):
@@ -145,7 +144,6 @@ def test_a_hard_error_limit_cuts_the_session_and_the_rest_is_asked_in_another(
     assert postfix.log.lines("error-limit", mark, "too many errors")
 
 
-@PACED_ON_ANOTHER_BRANCH
 def test_a_connection_rate_limit_at_the_banner_is_never_unreachable(owner: Persona, postfix: Postfix) -> None:
     """The third connection in the window gets "421 4.7.0 Error: too many connections" at the
     banner: the server answered, so the address is answered, or left unknown for a temporary
@@ -156,7 +154,6 @@ def test_a_connection_rate_limit_at_the_banner_is_never_unreachable(owner: Perso
     assert answers[2] == "valid" or (answers[2].startswith("unknown/") and answers[2] != "unknown/smtp_unreachable")
 
 
-@PACED_ON_ANOTHER_BRANCH
 def test_a_hundred_row_job_under_a_connection_rate_limit_ends_definitive(
     owner: Persona, postfix: Postfix, run_tasks: RunTasks, on_mtas: DnsServer
 ) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import ACCEPT, Script
+from verification.engine.leases import allowance_key
 
 SENDER = "verify@deep-sender.net"
 # A fully qualified name: with DEBUG off (the live stacks) a start with deep mode on refuses `localhost`.
@@ -14,6 +15,7 @@ HELO = "verifier.deep-sender.net"
 # Forty MX hosts on addresses of their own, each turning every session away at the banner.
 FORTY_BUSY = [f"127.0.0.{n}" for n in range(60, 100)]
 BUSY_BANNER = "450 4.3.2 Service busy, try again later"
+RATE_LIMITED, ANVIL = "127.0.0.17", "127.0.0.18"
 # Nothing listens on this one's farm port: a dead MX host.
 DEAD_ADDRESS = "127.0.0.40"
 
@@ -41,6 +43,12 @@ SCRIPTS = {
     "127.0.0.14": Script(mailboxes={"alice": ACCEPT}, others="450 4.7.1 Greylisted, try again later"),
     "127.0.0.15": Script(mailboxes={"alice": ACCEPT, "jöe": ACCEPT, "ñ": ACCEPT}, smtputf8=True),
     "127.0.0.16": Script(banner=BUSY_BANNER),
+    # Postfix's smtpd_client_connection_rate_limit = 2 (docs/deep.md, "Rate limits"): a second's
+    # window here, anvil's minute there.
+    RATE_LIMITED: Script(
+        mailboxes={f"user{i}": ACCEPT for i in range(0, 100, 2)}, rate_limit=2, rate_window=1.0, delay=0.01
+    ),
+    ANVIL: Script(mailboxes={"alice": ACCEPT, "bob": ACCEPT, "carol": ACCEPT}, rate_limit=2, rate_window=60.0),
     **{address: Script(banner=BUSY_BANNER) for address in FORTY_BUSY},
 }
 
@@ -67,6 +75,8 @@ DOMAINS = {
     "xn--bcher-kva.deepfarm.net": ["127.0.0.15"],  # bücher.deepfarm.net, as DNS (and SMTP) see it
     "ascii-only.deepfarm.net": ["127.0.0.2"],  # 127.0.0.2 does not offer SMTPUTF8
     "forty.deepfarm.net": FORTY_BUSY,
+    "ratelimited.deepfarm.net": [RATE_LIMITED],
+    "anvil.deepfarm.net": [ANVIL],
 }
 
 
@@ -99,3 +109,15 @@ def deep_settings(settings: Any, port: int, lock_dir: Path) -> None:
     settings.VERIFIER_SMTP_LOCK_DIR = str(lock_dir)
     settings.VERIFIER_SMTP_FROM = SENDER
     settings.VERIFIER_SMTP_HELO = HELO
+
+
+def allowances_forgotten(settings: Any) -> None:
+    """Every farm address starts a test at the default allowance, as it does in a test's own lock
+    directory: with REDIS_URL the allowance is kept in Redis for an hour (docs/deep.md, "Rate
+    limits"), from one test, and one run of the suite, to the next."""
+    if settings.REDIS_URL:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        client.delete(*(allowance_key(address, "") for address in SCRIPTS))
+        client.close()

@@ -3,7 +3,8 @@
 Each server listens on its own 127.0.0.x address, all on one port (tests point
 VERIFIER_SMTP_PORT at it), and plays one `Script`: which mailboxes exist, what it answers,
 how late, and how it limits us (connections, recipients per session, greylisting, a tarpit,
-STARTTLS required, a banner naming a blocklist). It speaks SMTP over asyncio streams on a loop
+STARTTLS required, a banner naming a blocklist, a connection rate per client as Postfix's anvil
+counts it). It speaks SMTP over asyncio streams on a loop
 of its own thread, and counts what a test must check: DATA and VRFY commands (must stay 0),
 sessions, and the most connections at once per address. It also tells the client's source
 address apart (the egresses of docs/deep.md bind 127.0.0.50 and the like): sessions, the most at
@@ -29,6 +30,8 @@ ACCEPT = "250 2.1.5 OK"
 # What a farm server says to a source in MxFarm.blocked_sources (a Spamhaus-style listing).
 LISTED = "554 5.7.1 Service unavailable; Client host [{source}] blocked using zen.spamhaus.org"
 UNKNOWN_USER = "550 5.1.1 The email account that you tried to reach does not exist"
+# What Postfix's smtpd answers at the banner past smtpd_client_connection_rate_limit.
+RATE_LIMITED = "421 4.7.0 mx.farm Error: too many connections from {source}"
 
 
 @dataclass
@@ -45,6 +48,10 @@ class Script:
     starttls: bool = False  # offer STARTTLS
     starttls_required: bool = False  # MAIL FROM before STARTTLS gets 530
     smtputf8: bool = False  # offer SMTPUTF8 (RFC 6531); a non-ASCII command without it gets 553 5.6.7
+    # Postfix's anvil: at most `rate_limit` connections per client source in a window of
+    # `rate_window` seconds, begun by the first (refused ones count too); more get RATE_LIMITED. 0: none.
+    rate_limit: int = 0
+    rate_window: float = 60.0
 
     def rcpt_reply(self, local: str) -> str:
         return self.mailboxes.get(local, self.others)
@@ -62,6 +69,9 @@ class Stats:
     active_by_source: Counter[tuple[str, str]] = field(default_factory=Counter)
     peak_by_source: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, address) -> most at once
     helos: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, EHLO name) -> times said
+    rate_refused: Counter[str] = field(default_factory=Counter)  # address -> connections refused by its rate limit
+    # (source, address) -> when each connection came (time.monotonic()), refused or not
+    connected_at: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
 
 class MxFarm:
@@ -70,6 +80,7 @@ class MxFarm:
         self.scripts = scripts
         self.stats = Stats()
         self.first_asked: dict[tuple[str, str], float] = {}
+        self.windows: dict[tuple[str, str], tuple[float, int]] = {}  # (source, address) -> (start, connections)
         self.blocked_sources: set[str] = set()  # client addresses answered with LISTED
         self.wanted_port = port
         self.port = port
@@ -92,6 +103,7 @@ class MxFarm:
     def reset(self) -> None:
         self.stats = Stats()
         self.first_asked.clear()
+        self.windows.clear()
         self.blocked_sources.clear()
 
     def greylist_over(self) -> None:
@@ -139,9 +151,13 @@ class MxFarm:
         stats.active_by_source[pair] += 1
         stats.peak[address] = max(stats.peak[address], stats.active[address])
         stats.peak_by_source[pair] = max(stats.peak_by_source[pair], stats.active_by_source[pair])
+        stats.connected_at.setdefault(pair, []).append(time.monotonic())
         try:
             if pair[0] in self.blocked_sources:
                 await self._say(writer, script, LISTED.format(source=pair[0]))
+            elif self._over_rate(script, pair):
+                stats.rate_refused[address] += 1
+                await self._say(writer, script, RATE_LIMITED.format(source=pair[0]))
             else:
                 await self._converse(address, script, reader, writer)
         except (OSError, asyncio.IncompleteReadError, ssl.SSLError):
@@ -150,6 +166,18 @@ class MxFarm:
             stats.active[address] -= 1
             stats.active_by_source[pair] -= 1
             writer.close()
+
+    def _over_rate(self, script: Script, pair: tuple[str, str]) -> bool:
+        """Count the connection in its source's window (anvil's: a new one begins with the first
+        connection after the last has run out) and say whether it is one too many."""
+        if not script.rate_limit:
+            return False
+        now = time.monotonic()
+        start, count = self.windows.get(pair, (now, 0))
+        if now - start >= script.rate_window:
+            start, count = now, 0
+        self.windows[pair] = (start, count + 1)
+        return count + 1 > script.rate_limit
 
     async def _converse(
         self, address: str, script: Script, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

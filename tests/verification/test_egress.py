@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from tests.support.dns_server import DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
+from tests.verification.conftest import REDIS_URL
 from verification.deep import deep_verify_many
 from verification.egresses import egress_health_all
 from verification.engine.dns import ResolverConfig
@@ -37,7 +37,6 @@ from verification.engine.smtp import Session, SmtpConfig
 from verification.engine.smtp_replies import Meaning, Reply
 from verification.engine.smtp_scheduling import HostSlots, Prober
 
-REDIS_URL = "redis://127.0.0.1:6379/14"
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 MAILBOX = "127.0.0.2"  # alice exists, others do not
 A, B = "127.0.0.50", "127.0.0.51"
@@ -47,19 +46,6 @@ TWO = f"bind:{A}|helo=a.deep-sender.net,bind:{B}|helo=b.deep-sender.net"
 @pytest.fixture
 def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
     return _resolver_on_loopback
-
-
-@pytest.fixture
-def shared_redis() -> Iterator[redis.Redis]:
-    """The Redis the lease tests share with other test processes: each test keys its leases by an
-    egress name of its own, and leases expire by themselves, so nothing is flushed."""
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.ConnectionError:
-        pytest.skip("no Redis on 127.0.0.1:6379 (CI always has one)")
-    yield client
-    client.close()
 
 
 def own_egress() -> str:

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiosmtplib
@@ -30,6 +31,14 @@ logger = logging.getLogger(__name__)
 # rcpt() re-parses every recipient with email.utils.parseaddr, a third of a session's CPU in a
 # 2,000-row profile; anything else (quoted, non-ASCII) still takes that road.
 _PLAIN = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+")
+
+
+# A session's outcome by the meaning of what ended it (Session.outcome); anything else: unreachable.
+_OUTCOMES = {
+    Meaning.BLOCKED: "blocked",
+    Meaning.TOO_MANY_CONNECTIONS: "backed_off",
+    Meaning.TRY_AGAIN: "backed_off",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +78,13 @@ class Session:
     @property
     def outcome(self) -> str:
         """One word for the metrics and the staff dashboard: completed, blocked (a policy or
-        blocklist refusal at any step), unreachable, or backed_off (421, too many connections)."""
+        blocklist refusal at any step), backed_off (turned away for now: a rate limit, 421, too
+        many connections, a 4xx "try again later"), or unreachable (no answer)."""
         if self.failure is None:
             refused = any(meaning(reply) is Meaning.BLOCKED for reply in self.answers.values())
             return "blocked" if refused else "completed"
         found = meaning(self.failure, recipient=False)
-        return {Meaning.BLOCKED: "blocked", Meaning.TOO_MANY_CONNECTIONS: "backed_off"}.get(found, "unreachable")
+        return _OUTCOMES.get(found, "unreachable")
 
 
 async def open_socket(address: str, config: SmtpConfig) -> socket.socket:
@@ -106,11 +116,14 @@ def _wire_forms(recipients: list[str]) -> dict[str, str]:
     return {recipient: wire_form(recipient) for recipient in recipients}
 
 
-async def run_session(address: str, recipients: list[str], config: SmtpConfig) -> Session:
-    """Ask `address` about each recipient in one session. Recipients it did not get to (the
-    server limits recipients per session, or cut us off) are missing from `answers`. Never
-    raises: whatever goes wrong ends the session with a failure (its recipients are then asked
-    elsewhere or answered unreachable), never the caller's batch."""
+async def run_session(
+    address: str, recipients: list[str], config: SmtpConfig, more: Callable[[], list[str]] | None = None
+) -> Session:
+    """Ask `address` about each recipient in one session, then about those `more` hands over (folded
+    into the transaction, _folded_in). Recipients it did not get to (the server limits recipients
+    per session, or cut us off) are missing from `answers`. Never raises: whatever goes wrong ends
+    the session with a failure (its recipients are then asked elsewhere or answered unreachable),
+    never the caller's batch."""
     session = Session(address)
     try:
         sock = await open_socket(address, config)
@@ -121,7 +134,7 @@ async def run_session(address: str, recipients: list[str], config: SmtpConfig) -
         hostname=address, sock=sock, timeout=config.timeout, local_hostname=config.helo, start_tls=False
     )
     try:
-        await _dialogue(client, session, recipients, config)
+        await _dialogue(client, session, recipients, config, more)
     except Exception as exc:  # a bug of ours or the library's: this session fails, not the batch
         logger.exception("SMTP session with %s failed", address)
         session.failure, session.failed_at = Reply(0, f"error: {type(exc).__name__}"), "error"
@@ -130,7 +143,13 @@ async def run_session(address: str, recipients: list[str], config: SmtpConfig) -
     return session
 
 
-async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[str], config: SmtpConfig) -> None:
+async def _dialogue(
+    client: aiosmtplib.SMTP,
+    session: Session,
+    recipients: list[str],
+    config: SmtpConfig,
+    more: Callable[[], list[str]] | None,
+) -> None:
     step = "banner"
     try:
         await client.connect()
@@ -149,6 +168,8 @@ async def _dialogue(client: aiosmtplib.SMTP, session: Session, recipients: list[
             await _mail(client, config, utf8=utf8)
             step = "rcpt"
             await _recipients(client, session, askable, wire, config, utf8=utf8)
+            if more is not None:
+                await _folded_in(client, session, more, config, utf8=utf8)
         with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
             await client.quit(timeout=min(config.timeout, 2.0))
     except aiosmtplib.SMTPResponseException as exc:
@@ -216,8 +237,26 @@ def _refused_by_policy(session: Session, wire: dict[str, str], probe: str) -> bo
     """Whether the session asked about addresses of the probe's domain and every one was refused
     by policy (554 5.7.1 and the like): the probe would be refused too, and tell nothing."""
     domain = probe.rpartition("@")[2]
-    same = [reply for recipient, reply in session.answers.items() if wire[recipient].rpartition("@")[2] == domain]
+    same = [
+        reply
+        for recipient, reply in session.answers.items()
+        if (wire.get(recipient) or wire_form(recipient)).rpartition("@")[2] == domain
+    ]
     return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
+
+
+async def _folded_in(
+    client: aiosmtplib.SMTP, session: Session, more: Callable[[], list[str]], config: SmtpConfig, *, utf8: bool
+) -> None:
+    """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
+    the same address turned away for our rate (Postfix's connection rate limit lets two sessions a
+    minute in, each able to carry a thousand recipients). ASCII ones only, unless this transaction
+    asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them."""
+    while session.failure is None and (extra := [r for r in more() if r not in session.answers]):
+        extra = [recipient for recipient in extra if utf8 or recipient.isascii()]
+        await _recipients(client, session, extra, _wire_forms(extra), config, utf8=utf8)
+        if any(recipient not in session.answers for recipient in extra):
+            return  # the server takes no more in this session
 
 
 async def _mail(client: aiosmtplib.SMTP, config: SmtpConfig, *, utf8: bool) -> None:

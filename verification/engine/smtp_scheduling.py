@@ -23,8 +23,12 @@ address. Where machines share an egress, RedisLeases (leases.py) count across th
 A session refused for the egress's own reputation is asked again through the next egress before
 any recipient is judged; with no egress to use (all resting) every recipient answers RESTING.
 
-A 421 or "too many connections" is no verdict: the group backs off and asks again while its
-deadline allows. A recipient refused as one too many is asked again in a session of its own.
+A rate limit (421, "too many connections", at the banner or later) is no verdict, and no sign of
+an unreachable host: the server answered. The address's allowance (allowance.py) learns from it
+(fewer sessions at once, spaced starts); the refused recipients are folded into the sessions still
+open there, and the rest asked again once the allowance lets a session in, while tries and
+deadline allow; past them they are "ask again later" (greylisted), never unreachable. A recipient
+refused as one too many is asked again in a session of its own.
 
 Bounded work (docs/deep.md, "Bounded work"): a group tries at most MAX_MX_HOSTS of its MX hosts,
 in preference order (RFC 5321 section 5.1 lets a client cap them), at most MAX_MX_ADDRESSES
@@ -38,18 +42,19 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
-import hmac
 import ipaddress
+import math
 import os
 import random
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Protocol
 
+from verification.engine.allowance import AllowanceFile, Throttled, Turn
 from verification.engine.egress import DIRECT, Egress, is_reputation_refusal
 from verification.engine.smtp import Session, SmtpConfig, run_session
 from verification.engine.smtp_replies import Meaning, Reply, meaning
@@ -57,12 +62,12 @@ from verification.engine.smtp_replies import Meaning, Reply, meaning
 HostResolver = Callable[[str], Awaitable[list[str]]]  # MX host name -> its addresses
 AddressCheck = Callable[[str], bool]  # may this address be contacted?
 
-# A 421 backs a group off about this long (jittered), doubling each time, while its deadline allows.
-_BACKOFF_SECONDS = 0.5
-_BACKOFF_TRIES = 5
+# A group refused for our rate asks again at most this many times, each after the spacing its
+# address's allowance sets (1 s, doubling: 127 s in all at the most), while its deadline allows.
+_BACKOFF_TRIES = 8
 _SLOT_POLL_SECONDS = 0.02
-# A group is dealt among up to `per_host` sessions run at once, each with at least this many recipients
-# (twice a session's four replies of overhead: a smaller share would cost more than it saves).
+# A group is dealt among up to `per_host` sessions at once, each of at least this many recipients
+# (twice a session's four replies of overhead).
 RECIPIENTS_A_SESSION = 8
 # A round of a group tries at most this many MX hosts and this many distinct addresses among them.
 MAX_MX_HOSTS = 5
@@ -81,14 +86,24 @@ OUT_OF_TIME = Answer(Reply(0, "not asked before the batch's time ran out"), Mean
 NOT_PUBLIC = Answer(Reply(0, "every MX address is on a non-public network"), Meaning.UNREACHABLE)
 # Every egress rests (refused for its reputation): nothing is asked, the rows are smtp_blocked at once.
 RESTING = Answer(Reply(0, "every SMTP egress is resting after blocklist refusals"), Meaning.BLOCKED)
+# The address limits our rate, and its spacing falls past the run's time: asked again later.
+THROTTLED = Answer(Reply(0, "not asked: the MX address limits our connections; asked again later"), Meaning.TRY_AGAIN)
 
 
 class Slots(Protocol):
-    """Politeness: at most `per_host` sessions at once per egress and MX address."""
+    """Politeness: at most `per_host` sessions at once per egress and MX address, fewer and spaced
+    apart while the address's allowance (allowance.py) says so. `held` raises Throttled rather than
+    wait for a start past `deadline` (the event loop's time)."""
 
     per_host: int
 
-    def held(self, address: str, egress: str = "") -> AbstractAsyncContextManager[None]: ...
+    def held(
+        self, address: str, egress: str = "", *, deadline: float = math.inf
+    ) -> AbstractAsyncContextManager[Turn]: ...
+
+    async def allowed(self, address: str, egress: str = "") -> int:
+        """Sessions at once the address's allowance lets now (per_host at the default)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -108,13 +123,6 @@ class Findings:
     # What the bounds left out: "mx_hosts" named beyond MAX_MX_HOSTS, "mx_addresses" beyond
     # MAX_MX_ADDRESSES or already tried this round.
     cut: Counter[str] = field(default_factory=Counter)
-
-
-def probe_address(domain: str, key: bytes, today: date) -> str:
-    """The catch-all probe: random-looking, but the same all day, so greylisting (keyed on
-    sender, recipient and client) clears for it on a retry as it does for a real address."""
-    digest = hmac.new(key, f"{domain}|{today.isoformat()}".encode(), hashlib.sha256).hexdigest()
-    return f"{digest[:20]}@{domain}"
 
 
 def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
@@ -138,7 +146,8 @@ def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
 
 
 class HostSlots:
-    """At most `per_host` sessions at once to one address from this machine (module docstring)."""
+    """At most `per_host` sessions at once to one address from this machine (module docstring), as
+    many as the address's allowance lets, spaced as it says: a file beside the lock files."""
 
     def __init__(self, directory: str | Path, per_host: int) -> None:
         self.directory = Path(directory)
@@ -146,23 +155,36 @@ class HostSlots:
         self.directory.mkdir(parents=True, exist_ok=True)
 
     @contextlib.asynccontextmanager
-    async def held(self, address: str, egress: str = "") -> AsyncIterator[None]:
-        fd = await self._acquire(address, egress)
+    async def held(self, address: str, egress: str = "", *, deadline: float = math.inf) -> AsyncIterator[Turn]:
+        pace = self._pace(address, egress)
+        fd = await self._acquire(_slot_name(address, egress), pace)
         try:
-            yield
+            turn = await pace.started(deadline)
+            yield turn
+            pace.learn(turn, time.time())
         finally:
             os.close(fd)  # closing the descriptor releases the lock
+
+    async def allowed(self, address: str, egress: str = "") -> int:
+        return self._pace(address, egress).sessions(time.time())
 
     async def close(self) -> None:
         return None  # nothing held between sessions
 
-    async def _acquire(self, address: str, egress: str) -> int:
-        name = ipaddress.ip_address(address).exploded.replace(":", "-")
-        if egress:  # the default egress keeps the address's own files
-            name = hashlib.sha256(egress.encode()).hexdigest()[:12] + "-" + name
-        while (fd := lock_slot(self.directory, name, self.per_host)) is None:
+    def _pace(self, address: str, egress: str) -> AllowanceFile:
+        path = self.directory / f"{_slot_name(address, egress)}.allowance"
+        return AllowanceFile(path, self.per_host, of=f"{egress or 'direct'}|{address}")
+
+    async def _acquire(self, name: str, pace: AllowanceFile) -> int:
+        while (fd := lock_slot(self.directory, name, pace.sessions(time.time()))) is None:
             await asyncio.sleep(_SLOT_POLL_SECONDS)
         return fd
+
+
+def _slot_name(address: str, egress: str) -> str:
+    """The lock and allowance files' name for (egress, address); the default egress keeps the address's own."""
+    name = ipaddress.ip_address(address).exploded.replace(":", "-")
+    return hashlib.sha256(egress.encode()).hexdigest()[:12] + "-" + name if egress else name
 
 
 @dataclass
@@ -175,6 +197,9 @@ class Prober:
     egresses: tuple[Egress, ...] = (DIRECT,)  # the healthy ones; none: every recipient is RESTING
     findings: Findings = field(default_factory=Findings)
     _turn: int = 0
+    _deadline: float = math.inf  # the event loop's time when ask() gives up
+    # MX address -> recipients turned away there for our rate, for an open session to fold in
+    _orphans: dict[str, list[str]] = field(default_factory=dict)
 
     async def ask(
         self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
@@ -183,16 +208,11 @@ class Prober:
         the domains they serve. Whatever is unanswered after `timeout` seconds gets `unanswered`:
         a single request's limit means the MX was too slow (UNREACHABLE), a batch's is ours
         (OUT_OF_TIME). With no egress to use, nothing is asked: every recipient is RESTING."""
+        self._deadline = asyncio.get_running_loop().time() + timeout
         try:
             async with asyncio.timeout(timeout):
-                merged = await self._by_address(work) if self.egresses else {}
-                await asyncio.gather(
-                    *(
-                        self._group(hosts, share)
-                        for hosts, recipients in merged.items()
-                        for share in _shares(recipients, self.slots.per_host)
-                    )
-                )
+                dealt = await self._dealt(work) if self.egresses else []
+                await asyncio.gather(*(self._group(hosts, share) for hosts, share in dealt))
         except TimeoutError:
             pass
         finally:
@@ -202,43 +222,68 @@ class Prober:
                 self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
         return self.findings
 
-    async def _by_address(self, work: Mapping[tuple[str, ...], list[str]]) -> dict[tuple[str, ...], list[str]]:
+    async def _dealt(self, work: Mapping[tuple[str, ...], list[str]]) -> list[tuple[tuple[str, ...], list[str]]]:
+        """Each group dealt among as many sessions at once as its first address's allowance lets: an
+        address that limits our rate gets one session carrying every recipient, not three spaced apart."""
+        merged, keys = await self._by_address(work)
+        counts = await asyncio.gather(*(self._allowed(keys[hosts], len(merged[hosts])) for hosts in merged))
+        return [
+            (hosts, share)
+            for (hosts, recipients), count in zip(merged.items(), counts, strict=True)
+            for share in _shares(recipients, count)
+        ]
+
+    async def _by_address(
+        self, work: Mapping[tuple[str, ...], list[str]]
+    ) -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[str, ...], tuple[str, ...]]]:
         """The groups, those whose MX hosts resolve to the same addresses made one: MX host names that
-        differ but lead to one address (a host name per Microsoft 365 tenant) share its sessions."""
-        keys = await asyncio.gather(*(self._addresses_of(hosts) for hosts in work))
+        differ but lead to one address (a host name per Microsoft 365 tenant) share its sessions.
+        And each group's addresses."""
+        keys = await asyncio.gather(*(mx_addresses(self.resolve, hosts) for hosts in work))
         leader: dict[tuple[str, ...], tuple[str, ...]] = {}  # addresses -> the first hosts leading there
         merged: dict[tuple[str, ...], list[str]] = {}
+        found: dict[tuple[str, ...], tuple[str, ...]] = {}
         for (hosts, recipients), addresses in zip(work.items(), keys, strict=True):
             first = leader.setdefault(addresses, hosts) if addresses else hosts  # unresolved: alone
             merged.setdefault(first, []).extend(recipients)
-        return merged
+            found[first] = addresses
+        return merged, found
 
-    async def _addresses_of(self, hosts: tuple[str, ...]) -> tuple[str, ...]:
-        return await mx_addresses(self.resolve, hosts)
+    async def _allowed(self, addresses: tuple[str, ...], recipients: int) -> int:
+        """A group's sessions at once: its first address's allowance (the ceiling, unresolved), read
+        only for a group large enough for more than one (most groups are one domain's few rows)."""
+        if not addresses or sessions_needed(recipients, self.slots.per_host) == 1:
+            return self.slots.per_host
+        egress = self.egresses[0]
+        return await self.slots.allowed(addresses[0], "" if egress is DIRECT else egress.name)
 
     async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
+        """Ask the group's recipients; those refused for our rate are handed to the sessions open at
+        the address (_orphans) and asked again once its allowance lets a session in, while the tries
+        and the deadline allow (then: asked again later)."""
         waiting = list(recipients)
-        for attempt in range(self.backoff_tries + 1):
-            found = await self._first_host_that_answers(hosts, waiting)
-            if isinstance(found, Answer):
-                self._settle(waiting, found)
-                return
-            waiting = await self._take(found, waiting)
-            if not waiting:
-                return
-            if found.failure is None or not _backs_off(found.failure) or attempt == self.backoff_tries:
-                # Still turned away at the door: no host accepted a connection.
-                self._settle(waiting, UNREACHABLE if found.refused_at_connect else _failure_answer(found))
-                return
-            # Jittered: groups turned away together must not all come back together.
-            await asyncio.sleep(_BACKOFF_SECONDS * 2**attempt * random.uniform(0.5, 1.5))
+        try:
+            for attempt in range(self.backoff_tries + 1):
+                found = await self._first_host_that_answers(hosts, waiting)
+                if isinstance(found, Answer):
+                    self._settle(waiting, found)
+                    return
+                waiting = await self._take(found, waiting)
+                if not waiting:
+                    return
+                if not _rate_limited(found) or attempt == self.backoff_tries:
+                    self._settle(waiting, _failure_answer(found))
+                    return
+                self._orphans.setdefault(found.address, []).extend(waiting)
+        except Throttled:
+            self._settle(waiting, THROTTLED)
 
     async def _take(self, session: Session, waiting: list[str]) -> list[str]:
         """Record the session's answers; ask the recipients it could not take one at a time.
         Returns the recipients still waiting when the session was cut off."""
         for recipient, reply in session.answers.items():
             self.findings.answers[recipient] = Answer(reply, meaning(reply))
-        rest = [r for r in waiting if r not in session.answers]
+        rest = [r for r in waiting if r not in self.findings.answers]  # nor asked by a sibling (_orphans)
         if session.failure is not None:
             return rest
         for recipient in rest:  # the server took no more recipients in that session
@@ -251,9 +296,10 @@ class Prober:
 
     async def _first_host_that_answers(self, hosts: Sequence[str], recipients: list[str]) -> Session | Answer:
         """The session of the first MX address that took it, or the answer for every recipient
-        when none did. When every host said "too busy", the last session: the caller backs off.
+        when none did; when a host answered but turned us away at the door, its session (one
+        refused for our rate first: the caller asks again), since only silence is unreachable.
         Bounded (module docstring): MAX_MX_HOSTS hosts, MAX_MX_ADDRESSES addresses, each once."""
-        last: Session | None = None
+        turned_away: list[Session] = []
         none_public = False
         tried: set[str] = set()
         named = list(dict.fromkeys(hosts))
@@ -267,14 +313,14 @@ class Prober:
                     self.findings.cut["mx_addresses"] += 1
                     continue
                 tried.add(address)
-                last = await self._session(address, recipients)
-                if not last.refused_at_connect:
-                    return last
-        if last is None:
+                session = await self._session(address, recipients)
+                if not session.refused_at_connect:
+                    return session
+                turned_away.append(session)
+        if not turned_away:
             return NOT_PUBLIC if none_public else UNREACHABLE
-        if last.failure is not None and _backs_off(last.failure):
-            return last
-        return UNREACHABLE
+        answered = [session for session in turned_away if session.failure is not None and session.failure.code]
+        return next((s for s in answered if _rate_limited(s)), None) or next(iter(answered[::-1]), UNREACHABLE)
 
     async def _session(self, address: str, recipients: list[str]) -> Session:
         """One session, through the egresses in turn until one is not refused for its reputation."""
@@ -294,13 +340,21 @@ class Prober:
 
     async def _session_through(self, egress: Egress, address: str, recipients: list[str]) -> Session:
         lock = "" if egress is DIRECT else egress.name
-        async with self.slots.held(address, lock):
-            session = await run_session(address, recipients, egress.config(self.config))
+        async with self.slots.held(address, lock, deadline=self._deadline) as turn:
+            asked = [r for r in recipients if r not in self.findings.answers]  # a sibling may have asked some
+            if not asked:
+                return Session(address)
+            session = await run_session(address, asked, egress.config(self.config), self._orphans_at(address))
+            turn.rate_limited, turn.completed = _rate_limited(session), session.failure is None
         self.findings.sessions.append(session.outcome)
         self.findings.egress_sessions[egress.name] += 1
         if session.refusal is not None:
             self.findings.refusals.append((session.outcome, address, session.refusal))
         return session
+
+    def _orphans_at(self, address: str) -> Callable[[], list[str]]:
+        """The orphans at `address` not answered yet, taken (their own session asks what is left)."""
+        return lambda: list(dict.fromkeys(r for r in self._orphans.pop(address, []) if r not in self.findings.answers))
 
     def _settle(self, recipients: list[str], answer: Answer) -> None:
         for recipient in recipients:
@@ -329,14 +383,16 @@ def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
     return [recipients[i::count] for i in range(count)]
 
 
-def _backs_off(reply: Reply) -> bool:
-    return meaning(reply, recipient=False) is Meaning.TOO_MANY_CONNECTIONS
+def _rate_limited(session: Session) -> bool:
+    """Turned away for our rate or number of connections, at the banner or later: the server answered."""
+    return session.failure is not None and meaning(session.failure, recipient=False) is Meaning.TOO_MANY_CONNECTIONS
 
 
 def _failure_answer(session: Session) -> Answer:
-    if session.failure is None:
+    """What a session that ended early says of the recipients it did not get to: unreachable only
+    when nothing answered (a connection refused, a silence, a cut); else the reply's meaning, a rate
+    limit still in force after every try being "ask again later"."""
+    if session.failure is None or not session.failure.code:
         return UNREACHABLE
     found = meaning(session.failure, recipient=False)
-    if found is Meaning.TOO_MANY_CONNECTIONS:
-        found = Meaning.TRY_AGAIN  # still busy after every back-off: ask again later
-    return Answer(session.failure, found)
+    return Answer(session.failure, Meaning.TRY_AGAIN if found is Meaning.TOO_MANY_CONNECTIONS else found)

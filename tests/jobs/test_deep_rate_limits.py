@@ -1,0 +1,27 @@
+"""A deep job on a domain whose MX limits our connection rate (Postfix's anvil in the farm, 2 a
+second here) ends with every row definitive: the rows of a refused session are folded into the
+sessions the server took, or asked again once the address's allowance lets a session in
+(docs/deep.md, "Rate limits"). Tasks in sync mode."""
+
+from __future__ import annotations
+
+from tests.conftest import Persona
+from tests.jobs.conftest import RunTasks
+from tests.jobs.test_deep_jobs import deep_upload
+from tests.jobs.test_processing import job_body
+from tests.support.deep import RATE_LIMITED
+from tests.support.mx_farm import MxFarm
+
+
+def test_a_hundred_rows_on_a_rate_limited_mx_all_end_valid_or_invalid(
+    owner: Persona, run_tasks: RunTasks, deep_farm: MxFarm
+) -> None:
+    rows = [f"user{i}@ratelimited.deepfarm.net" for i in range(100)]  # the even ones exist
+    with run_tasks():
+        job_id = deep_upload(owner, rows).json()["id"]
+    body = job_body(owner, job_id)
+    assert body["status"] == "completed"
+    assert body["progress"] == {"total": 100, "processed": 100, "valid": 50, "invalid": 50, "risky": 0, "unknown": 0}
+    # Three sessions at once, the third refused: its rows folded into the two the server took.
+    assert deep_farm.stats.rate_refused[RATE_LIMITED] == 1 and deep_farm.stats.sessions[RATE_LIMITED] == 3
+    assert deep_farm.stats.commands["RCPT"] == 101  # every row and the catch-all probe, each asked once
