@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from feedback.models import Outcome
 from feedback.reports import Report, report_of
 from lib.errors import DomainError
+from lib.jsonbody import json_parsed
 
 Parsed = list[Report | None]
 
@@ -155,10 +155,10 @@ _ses_parts: dict[str, tuple[str, Callable[[dict[str, Any]], str | None], Callabl
 
 def sns_message(envelope: dict[str, Any]) -> Any:
     """The JSON `Message` an SNS Notification carries."""
-    try:
-        return json.loads(envelope.get("Message") or "")
-    except (TypeError, ValueError):
-        raise BadPayload from None
+    message = envelope.get("Message")
+    if not isinstance(message, str):
+        raise BadPayload
+    return json_parsed(message.encode("utf-8", "surrogatepass"))
 
 
 def _objects(items: list[Any]) -> list[dict[str, Any]]:
