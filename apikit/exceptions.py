@@ -36,6 +36,7 @@ DOMAIN_STATUS = {
     "insufficient_credits": 402,
     "key_spend_cap_reached": 402,
     "plan_upgrade_required": 403,
+    "key_not_permitted": 403,
     "not_found": 404,
     "job_not_finished": 409,
     "results_expired": 410,
