@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from feedback import esp
 from feedback.models import FeedbackInbox
-from feedback.services import PROVIDERS, feedback_record
+from feedback.services import PROVIDERS, Tally, feedback_record, feedback_record_signed
 from lib import outbound, sns
 from lib.errors import DomainError
 from lib.jsonbody import json_parsed
@@ -34,19 +34,23 @@ def feedback_webhook(request: HttpRequest, provider: str, token: str) -> HttpRes
         body = json_parsed(request.body)  # nesting bounded: "[" * 100000 is a 400, not a RecursionError
         if provider == "ses":
             return _ses(inbox, body)
-        parsed = _parsed(provider, body, inbox)
+        return JsonResponse(_recorded(provider, body, inbox).to_dict())
+    except esp.BadSignature as error:
+        return _refused(error.code, error.message, status=401)
     except DomainError as error:
         return _refused(error.code, error.message)
-    return JsonResponse(feedback_record(account=inbox.account, reports=parsed).to_dict())
 
 
-def _parsed(provider: str, body: Any, inbox: FeedbackInbox) -> esp.Parsed:
+def _recorded(provider: str, body: Any, inbox: FeedbackInbox) -> Tally:
     now = timezone.now()
     if provider == "sendgrid":
-        return esp.sendgrid(body, now)
-    if provider == "mailgun":
-        return esp.mailgun(body, now, inbox.mailgun_signing_key)
-    return esp.postmark(body, now)
+        return feedback_record(account=inbox.account, reports=esp.sendgrid(body, now))
+    if provider == "postmark":
+        return feedback_record(account=inbox.account, reports=esp.postmark(body, now))
+    parsed = esp.mailgun(body, now, inbox.mailgun_signing_key)
+    if not inbox.mailgun_signing_key:  # nothing to check a token against: the secret URL is the proof
+        return feedback_record(account=inbox.account, reports=parsed)
+    return feedback_record_signed(inbox=inbox, token=esp.mailgun_token(body), reports=parsed)
 
 
 def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
