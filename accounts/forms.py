@@ -24,6 +24,7 @@ from accounts.login_throttle import (
 )
 from accounts.models import ApiKey, KeyMode, Role
 from lib.errors import DomainError
+from lib.text import PlainTextForm
 
 
 class SignupForm(forms.Form):
@@ -87,7 +88,7 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
     """The admin's log-in, under the same throttle: staff accounts are worth the most."""
 
 
-class ApiKeyForm(forms.Form):
+class ApiKeyForm(PlainTextForm, forms.Form):
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
     mode = forms.ChoiceField(
         label="Kind",
@@ -253,7 +254,7 @@ class ThrottledPasswordResetForm(SiteUrlPasswordResetForm):
         return email
 
 
-class KeyLimitsForm(forms.Form):
+class KeyLimitsForm(PlainTextForm, forms.Form):
     """A key's name, spend caps and (publishable keys) allowed origins, changed on the keys page."""
 
     name = forms.CharField(label="Key name", max_length=100)

@@ -15,6 +15,7 @@ from accounts.key_limits import Actor, change_permitted, networks_normalised, ne
 from accounts.models import Account, ApiKey, KeyMode
 from accounts.origins import origins_normalised
 from lib.errors import DomainError
+from lib.text import plain_text
 
 PUBLISHABLE_DAILY_CAP = 1000
 MAX_CAP = 1_000_000_000
@@ -167,7 +168,7 @@ def _choice(value: Any, choices: Any, param: str) -> str:
 def _name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or len(value.strip()) > 100:
         raise DomainError("name: 1 to 100 characters.", "name")
-    return value.strip()
+    return plain_text(value, "name").strip()  # checked before strip(), which drops \x1c-\x1f too
 
 
 def _cap(value: Any, param: str) -> int | None:

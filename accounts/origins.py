@@ -12,6 +12,7 @@ import re
 from urllib.parse import urlsplit
 
 from lib.errors import DomainError
+from lib.text import has_controls
 
 MAX_ORIGINS = 20
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -27,6 +28,8 @@ class OriginRefused(DomainError):
 def origin_normalised(text: str) -> str:
     """`text` as an origin pattern in its one spelling (lower case, no default port); raises
     OriginRefused for anything that is not one."""
+    if has_controls(text):  # urlsplit would quietly drop a tab or a line break: refuse them all
+        raise OriginRefused(f"{text!r}: control characters (such as NUL) are not allowed in an origin.")
     candidate = text.strip().lower()
     try:
         parts = urlsplit(candidate)

@@ -71,12 +71,20 @@ MAX_CSV_ROWS = 10_000
 def csv_reports(text: str, *, now: datetime) -> list[Report | None]:
     """The portal's upload, `email,outcome[,occurred_at]` a row, a header row allowed. A row with an
     unknown outcome refuses the whole file (nothing stored); one whose time is not RFC 3339 is ignored."""
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+    rows = [row for row in _csv_rows(text) if any(cell.strip() for cell in row)]
     if rows and [cell.strip().lower() for cell in rows[0][:2]] == ["email", "outcome"]:
         rows = rows[1:]
     if not 1 <= len(rows) <= MAX_CSV_ROWS:
         raise DomainError(f"The file must have 1 to {MAX_CSV_ROWS:,} rows of email,outcome[,occurred_at].", "file")
     return [_csv_report(row, number, now) for number, row in enumerate(rows, start=1)]
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return list(reader)
+    except csv.Error as error:  # a cell over the reader's field limit (131,072 characters), a stray NUL
+        raise DomainError(f"row {reader.line_num}: {error}.", "file") from None
 
 
 def _csv_report(row: list[str], number: int, now: datetime) -> Report | None:

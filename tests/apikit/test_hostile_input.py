@@ -20,8 +20,8 @@ from django.test import Client
 
 from billing.models import LedgerEntry
 from config.wsgi import application
-from feedback.services import webhook_urls
 from tests.conftest import Persona
+from tests.support.errors import assert_error_shape
 from tests.support.portal import logged_in
 
 NUL = "\x00"
@@ -30,14 +30,6 @@ NUL = "\x00"
 PATH_VALUES = ["%00", "job_%00", "a%0Ab", "%ED%A0%80", "%C0%AF", "%FF", "x" * 5000, "job_" + "A" * 24 + "%00"]
 # Raw JSON text of a string holding a lone surrogate: what json.dumps writes for "a\ud800@...".
 SURROGATE_JSON = '"a\\ud800@acme-corp.com"'
-
-
-def assert_error_shape(response: Any) -> dict:
-    assert response.status_code < 500, response.content[:300]
-    assert response.status_code >= 400, response.status_code
-    body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "param"}, body
-    return body["error"]
 
 
 def assert_answered(response: Any) -> None:
@@ -342,89 +334,3 @@ def test_a_chunked_body_a_server_did_not_de_chunk_is_411_in_the_error_shape() ->
     assert json.loads(body) == {
         "error": {"code": "length_required", "message": "Send a Content-Length header.", "param": None}
     }
-
-
-# --- Body limits at the door (docs/api.md, "Body limits") -------------------------------------------
-
-MEGABYTE = 1024 * 1024
-PROVIDERS = ["sendgrid", "mailgun", "postmark", "ses"]
-
-
-def _webhook_path(persona: Persona, provider: str) -> str:
-    return "/" + webhook_urls(persona.account)[provider].split("://", 1)[1].split("/", 1)[1]
-
-
-def _padded_json(size: int) -> bytes:
-    return b'{"email": "jane@good.com", "x": "' + b"a" * size + b'"}'
-
-
-@pytest.mark.parametrize("size", [3 * MEGABYTE, 10 * MEGABYTE])
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [("post", "/v1/verify"), ("post", "/v1/verify/batch"), ("post", "/v1/feedback"), ("post", "/v1/keys"),
-     ("patch", "/v1/keys/1"), ("post", "/v1/nowhere")],
-)  # fmt: skip
-def test_a_json_body_over_a_megabyte_is_413_request_too_large(
-    owner: Persona, method: str, path: str, size: int
-) -> None:
-    send = getattr(owner.client, method)
-    response = send(path, data=_padded_json(size), content_type="application/json", headers=owner.auth({}))
-    assert response.status_code == 413
-    assert assert_error_shape(response)["code"] == "request_too_large"
-
-
-@pytest.mark.parametrize("size", [3 * MEGABYTE, 10 * MEGABYTE])
-@pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_webhook_body_over_a_megabyte_is_413_in_the_error_shape(owner: Persona, provider: str, size: int) -> None:
-    body = b'[{"email": "a@b.com", "x": "' + b"a" * size + b'"}]'
-    response = Client().post(_webhook_path(owner, provider), data=body, content_type="application/json")
-    assert response.status_code == 413
-    assert assert_error_shape(response)["code"] == "request_too_large"
-
-
-def test_a_stripe_webhook_body_over_a_megabyte_is_413_in_the_error_shape(db: None) -> None:
-    response = Client().post("/webhooks/stripe", data=_padded_json(3 * MEGABYTE), content_type="application/json")
-    assert (response.status_code, assert_error_shape(response)["code"]) == (413, "request_too_large")
-
-
-@pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("raw", ["[" * 100_000, '{"a":' * 100_000, "[" * 65 + "]" * 65])
-def test_a_webhook_body_nested_deeper_than_64_is_a_shaped_400(owner: Persona, provider: str, raw: str) -> None:
-    response = Client().post(_webhook_path(owner, provider), data=raw, content_type="application/json")
-    error = assert_error_shape(response)
-    assert (response.status_code, error["code"]) == (400, "invalid_request")
-    assert "deeper than 64" in error["message"]
-
-
-def _nested(depth: int) -> str:
-    """A verify body whose JSON nests `depth` levels, its own object included."""
-    return '{"email": "jane@good.com", "x": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
-
-
-def test_json_nested_64_levels_is_read_and_65_is_400(owner: Persona) -> None:
-    assert owner.post_json("/v1/verify", _nested(64)).status_code == 200
-    refused = owner.post_json("/v1/verify", _nested(65))
-    assert (refused.status_code, assert_error_shape(refused)["code"]) == (400, "invalid_request")
-
-
-@pytest.mark.parametrize("path", ["/v1/verify/bulk", "/v1/verify/bulk/preview"])
-def test_an_upload_form_field_over_a_megabyte_is_413(owner: Persona, path: str) -> None:
-    data = {"file": SimpleUploadedFile("a.csv", b"a@good.com\n"), "callback_url": "https://x.com/" + "a" * 3 * MEGABYTE}
-    response = owner.client.post(path, data=data, headers=owner.auth({}))
-    assert (response.status_code, assert_error_shape(response)["code"]) == (413, "request_too_large")
-
-
-@pytest.mark.parametrize("page", ["/verify", "/login", "/keys", "/jobs/new"])
-def test_a_portal_form_over_its_limit_is_a_plain_413_page(owner: Persona, page: str) -> None:
-    response = logged_in(owner).post(
-        page, data="email=" + "a" * 3 * MEGABYTE, content_type="application/x-www-form-urlencoded"
-    )
-    assert response.status_code == 413
-    assert response["Content-Type"].startswith("text/html") and b"Too large" in response.content
-
-
-def test_a_portal_form_field_over_a_megabyte_in_a_multipart_upload_is_a_plain_413(owner: Persona) -> None:
-    data = {"file": SimpleUploadedFile("a.csv", b"a@good.com\n"), "callback_url": "a" * 2 * MEGABYTE}
-    response = logged_in(owner).post("/jobs/new", data=data)
-    assert response.status_code == 413
-    assert response["Content-Type"].startswith("text/html")
