@@ -83,7 +83,7 @@ bench: install-dev
 	@mkdir -p var/bench
 	$(PY) -m bench $(BENCH_ARGS)
 
-# Schemathesis over every operation of a live stack (bench/fuzz.py), e.g. FUZZ_ARGS="--examples 500 --backend postgres"
+# Every door of a live stack (bench/fuzz.py: the schema's operations, the webhooks, hostile bodies), e.g. FUZZ_ARGS="--examples 500 --backend postgres"
 fuzz: install-dev
 	$(PY) -m bench.fuzz $(FUZZ_ARGS)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -19,13 +20,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.auditing import audit
+from accounts.key_limits import Actor, expiry_parsed
 from accounts.keys import KeyChange, change_summary, created_summary, key_change, key_create, key_describe
 from accounts.models import Account, ApiKey, AuditEvent, KeyMode
 from accounts.permissions import Action
 from apikit.exceptions import ApiError
-from apikit.views import BODY_ERRORS, AccountAPIView, error_responses
+from apikit.idempotency import idempotency_claim, json_fingerprint
+from apikit.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
 from billing.models import LedgerEntry
 from feedback.services import PROVIDERS, webhook_urls
+from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 
 USAGE_DAYS = 30
 Event = AuditEvent.Action
@@ -116,7 +120,10 @@ class KeySerializer(serializers.Serializer):
 
 
 class NewKeySerializer(KeySerializer):
-    key = serializers.CharField(help_text="The key itself: shown in this answer only, never again.")
+    key = serializers.CharField(
+        required=False,
+        help_text="The key itself: shown in this answer only, never again (an idempotent replay leaves it out).",
+    )
 
 
 class KeyListSerializer(serializers.Serializer):
@@ -141,6 +148,14 @@ class KeyCreateSerializer(serializers.Serializer):
         allow_null=True, required=False, help_text=f"{_CAP_HELP} A publishable key gets 1000 unless given."
     )
     monthly_cap = serializers.IntegerField(allow_null=True, required=False, help_text=_CAP_HELP)
+    expires_at = serializers.DateTimeField(
+        allow_null=True, required=False, help_text="RFC 3339; the key is refused from then on. Null: never."
+    )
+    allowed_ips = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Addresses or networks (CIDR) the key may be used from; empty: anywhere.",
+    )
 
 
 class KeyChangeSerializer(serializers.Serializer):
@@ -159,6 +174,10 @@ class KeysAPIView(AccountAPIView):
         if not self.key.is_live:
             raise ApiError(403, "key_not_permitted", "A test key may not manage keys: use a live key.")
 
+    def actor(self) -> Actor:
+        """The calling key, acting with its creator's role (accounts/key_limits.py holds it to its limits)."""
+        return Actor(user=self.key.created_by, role=self.key.creator_role or "", key=self.key)
+
 
 class KeyListApi(KeysAPIView):
     permission = {"GET": Action.KEYS_ADMIN, "POST": Action.KEYS_ADMIN}
@@ -176,12 +195,31 @@ class KeyListApi(KeysAPIView):
     @extend_schema(
         operation_id="key_create",
         request=KeyCreateSerializer,
-        responses={201: NewKeySerializer, **error_responses(*BODY_ERRORS)},
+        responses={201: NewKeySerializer, **error_responses(*BODY_ERRORS, 409, 422)},
+        parameters=[IDEMPOTENCY_PARAMETER],
         summary="Make a key: secret or publishable, with caps; the key is in this answer only",
-        description=_KEY_ADMIN,
+        description=_KEY_ADMIN
+        + " Honours Idempotency-Key: a replay makes no second key and answers the key object without `key` "
+        "(the secret is never kept), with Idempotent-Replayed: true. A key with limits makes only keys within "
+        "them (docs/keys.md).",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponse:
         body = _body(request)
+        claim = idempotency_claim(
+            account=self.account,
+            key=request.headers.get(IDEMPOTENCY_HEADER),
+            fingerprint=json_fingerprint(body),
+            key_mode=self.key.key_mode,
+        )
+        if claim.replay is not None:
+            return claim.replay  # the key object without the key: the secret is never kept
+        with claim, transaction.atomic():
+            key, raw = self._created(request, body)
+            shown = KeySerializer(key_describe(key)).data
+            claim.complete(status=201, body=render_json(shown), headers={"Content-Type": JSON_CONTENT_TYPE})
+        return Response(shown | {"key": raw}, status=201)
+
+    def _created(self, request: Request, body: dict[str, Any]) -> tuple[ApiKey, str]:
         key, raw = key_create(
             account=self.account,
             created_by=self.key.created_by,
@@ -191,9 +229,12 @@ class KeyListApi(KeysAPIView):
             name=body.get("name", "Default"),
             allowed_origins=_origins(body),
             caps={name: body[name] for name in ("daily_cap", "monthly_cap") if name in body},
+            expires_at=expiry_parsed(body.get("expires_at")),
+            allowed_ips="\n".join(_strings(body, "allowed_ips")),
+            actor=self.actor(),
         )
         audit(request, self.account, Event.KEY_CREATED, created_summary(key), key=self.key)
-        return Response(KeySerializer(key_describe(key)).data | {"key": raw}, status=201)
+        return key, raw
 
 
 class KeyApi(KeysAPIView):
@@ -212,7 +253,7 @@ class KeyApi(KeysAPIView):
         unknown = set(body) - set(KeyChangeSerializer().fields)
         if unknown:
             raise ApiError(400, "invalid_request", f"{sorted(unknown)[0]}: cannot be changed.", sorted(unknown)[0])
-        changed = key_change(key=key, change=KeyChange(**body))
+        changed = key_change(key=key, change=KeyChange(**body), actor=self.actor())
         if changed:
             audit(request, self.account, Event.KEY_CHANGED, change_summary(key, changed), key=self.key)
         return Response(KeySerializer(key_describe(key)).data)
@@ -244,7 +285,11 @@ def _body(request: Request) -> dict[str, Any]:
 
 
 def _origins(body: dict[str, Any]) -> list[str]:
-    origins = body.get("allowed_origins", [])
-    if not isinstance(origins, list) or not all(isinstance(origin, str) for origin in origins):
-        raise ApiError(400, "invalid_request", "allowed_origins: a list of origins.", "allowed_origins")
-    return origins
+    return _strings(body, "allowed_origins")
+
+
+def _strings(body: dict[str, Any], name: str) -> list[str]:
+    values = body.get(name, [])
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        raise ApiError(400, "invalid_request", f"{name}: a list of strings.", name)
+    return values

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from ipaddress import ip_network
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils import timezone
 
+from accounts.key_limits import networks_normalised
 from accounts.login_throttle import (
     PASSWORD_RESETS_PER_EMAIL,
     WINDOW_SECONDS,
@@ -24,6 +24,8 @@ from accounts.login_throttle import (
 )
 from accounts.models import ApiKey, KeyMode, Role
 from lib import outbound
+from lib.errors import DomainError
+from lib.text import PlainTextForm
 
 
 class SignupForm(forms.Form):
@@ -87,9 +89,7 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
     """The admin's log-in, under the same throttle: staff accounts are worth the most."""
 
 
-class ApiKeyForm(forms.Form):
-    MAX_NETWORKS = 50
-
+class ApiKeyForm(PlainTextForm, forms.Form):
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
     mode = forms.ChoiceField(
         label="Kind",
@@ -127,16 +127,10 @@ class ApiKeyForm(forms.Form):
         return day
 
     def clean_allowed_ips(self) -> str:
-        lines = [line.strip() for line in self.cleaned_data["allowed_ips"].splitlines() if line.strip()]
-        if len(lines) > self.MAX_NETWORKS:
-            raise ValidationError(f"At most {self.MAX_NETWORKS} addresses or networks.")
-        networks = []
-        for line in lines:
-            try:
-                networks.append(str(ip_network(line, strict=False)))
-            except ValueError:
-                raise ValidationError(f"“{line}” is not an IP address or a network such as 203.0.113.0/24.") from None
-        return "\n".join(networks)
+        try:
+            return networks_normalised(self.cleaned_data["allowed_ips"].splitlines())
+        except DomainError as error:
+            raise ValidationError(error.message) from None
 
     kind = forms.ChoiceField(
         label="Type",
@@ -261,7 +255,7 @@ class ThrottledPasswordResetForm(SiteUrlPasswordResetForm):
         return email
 
 
-class KeyLimitsForm(forms.Form):
+class KeyLimitsForm(PlainTextForm, forms.Form):
     """A key's name, spend caps and (publishable keys) allowed origins, changed on the keys page."""
 
     name = forms.CharField(label="Key name", max_length=100)

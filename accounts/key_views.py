@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from accounts.auditing import audit
 from accounts.decorators import account_required
 from accounts.forms import ApiKeyForm, CallbackUrlForm, KeyLimitsForm
+from accounts.key_limits import Actor
 from accounts.keys import KeyChange, change_summary, created_summary, key_change, key_create
 from accounts.models import (
     SECRET_ROTATION_OVERLAP,
@@ -62,7 +63,7 @@ def _key_made(request: HttpRequest, account: Account, form: ApiKeyForm) -> dict[
     try:
         key, raw = key_create(
             account=account, name=form.cleaned_data["name"], created_by=request.user,
-            key_mode=form.cleaned_data["mode"], **limits,
+            key_mode=form.cleaned_data["mode"], actor=_actor(request), **limits,
         )  # fmt: skip
     except DomainError as error:
         form.add_error(error.param if error.param in form.fields else None, error.message)
@@ -81,7 +82,7 @@ def key_edit(request: HttpRequest, account: Account, key_id: int) -> HttpRespons
     form = KeyLimitsForm(request.POST or None, key=key)
     if request.method == "POST" and form.is_valid():
         try:
-            changed = key_change(key=key, change=KeyChange(**form.changes()))
+            changed = key_change(key=key, change=KeyChange(**form.changes()), actor=_actor(request))
         except DomainError as error:
             form.add_error(error.param if error.param in form.fields else None, error.message)
         else:
@@ -95,6 +96,11 @@ def key_edit(request: HttpRequest, account: Account, key_id: int) -> HttpRespons
 def _me(request: HttpRequest) -> Membership:
     membership: Membership = request.membership  # type: ignore[attr-defined]  # set by account_required
     return membership
+
+
+def _actor(request: HttpRequest) -> Actor:
+    """A member in the portal: no key of theirs limits what they do, their role does."""
+    return Actor(user=request.user, role=_me(request).role)
 
 
 @account_required(Action.KEYS)

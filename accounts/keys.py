@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from accounts.key_limits import Actor, change_permitted, networks_normalised, new_key_permitted
 from accounts.models import Account, ApiKey, KeyMode
 from accounts.origins import origins_normalised
 from lib.errors import DomainError
+from lib.text import plain_text
 
 PUBLISHABLE_DAILY_CAP = 1000
 MAX_CAP = 1_000_000_000
@@ -46,9 +48,11 @@ def key_create(
     caps: dict[str, int | None] | None = None,
     expires_at: Any = None,
     allowed_ips: str = "",
+    actor: Actor | None = None,
 ) -> tuple[ApiKey, str]:
     """Validate and issue a key; the raw key is returned once. `caps`: daily_cap and monthly_cap as
-    given (a publishable key without a daily_cap gets PUBLISHABLE_DAILY_CAP)."""
+    given (a publishable key without a daily_cap gets PUBLISHABLE_DAILY_CAP). `actor`: who asks,
+    when a key may ask (accounts/key_limits.py: a limited key makes no key wider than itself)."""
     kind = _choice(kind, ApiKey.Kind, "kind")
     key_mode = _choice(key_mode, KeyMode, "mode")
     origins = origins_normalised(allowed_origins or [])
@@ -61,22 +65,28 @@ def key_create(
     elif origins:
         raise DomainError("Only a publishable key has allowed origins.", "allowed_origins")
     limits = {name: _cap(caps.get(name), name) for name in ("daily_cap", "monthly_cap")}
+    settings = {
+        "key_mode": key_mode,
+        "kind": kind,
+        "scope": _choice(scope or ApiKey.Scope.FULL, ApiKey.Scope, "scope"),
+        "expires_at": expires_at,
+        "allowed_ips": networks_normalised(allowed_ips.splitlines()),
+        **limits,
+    }
+    if actor is not None:
+        new_key_permitted(actor, ApiKey(account=account, **settings))
     return ApiKey.issue(
         account=account,
         name=_name(name),
         created_by=created_by,
-        key_mode=key_mode,
-        kind=kind,
-        scope=_choice(scope or ApiKey.Scope.FULL, ApiKey.Scope, "scope"),
         allowed_origins="\n".join(origins),
-        expires_at=expires_at,
-        allowed_ips=allowed_ips,
-        **limits,
+        **settings,
     )
 
 
-def key_change(*, key: ApiKey, change: KeyChange) -> list[str]:
-    """Apply `change` to an active key; returns the names of the fields that changed."""
+def key_change(*, key: ApiKey, change: KeyChange, actor: Actor) -> list[str]:
+    """Apply `change` to an active key, as `actor` may (accounts/key_limits.py); returns the names of
+    the fields that changed."""
     values = dict(change.given)
     if "name" in values:
         values["name"] = _name(values["name"])
@@ -86,6 +96,7 @@ def key_change(*, key: ApiKey, change: KeyChange) -> list[str]:
         if cap in values:
             values[cap] = _cap(values[cap], cap)
     changed = [name for name, value in values.items() if getattr(key, name) != value]
+    change_permitted(actor, key, {name: values[name] for name in changed})
     for name in changed:
         setattr(key, name, values[name])
     if changed:
@@ -157,7 +168,7 @@ def _choice(value: Any, choices: Any, param: str) -> str:
 def _name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip() or len(value.strip()) > 100:
         raise DomainError("name: 1 to 100 characters.", "name")
-    return value.strip()
+    return plain_text(value, "name").strip()  # checked before strip(), which drops \x1c-\x1f too
 
 
 def _cap(value: Any, param: str) -> int | None:

@@ -2,16 +2,22 @@
 
 An origin is `scheme://host[:port]` as a browser sends it in the `Origin` header: http or https, a
 host name or address, a port only when it is not the scheme's default. A pattern matches one origin
-exactly, or with `*.` before at least two labels (`https://*.example.com`) any single label there:
-`https://shop.example.com` but neither `https://example.com` nor `https://a.b.example.com`.
+exactly, or with `*.` before a registrable domain (`https://*.example.com`, `https://*.shop.co.uk`:
+never a public suffix of the Public Suffix List, such as `com`, `co.uk` or `github.io`, nor the tail
+of an address) any single label there: `https://shop.example.com` but neither
+`https://example.com` nor `https://a.b.example.com`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import urlsplit
 
+from publicsuffixlist import PublicSuffixList
+
 from lib.errors import DomainError
+from lib.text import has_controls
 
 MAX_ORIGINS = 20
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -27,6 +33,8 @@ class OriginRefused(DomainError):
 def origin_normalised(text: str) -> str:
     """`text` as an origin pattern in its one spelling (lower case, no default port); raises
     OriginRefused for anything that is not one."""
+    if has_controls(text):  # urlsplit would quietly drop a tab or a line break: refuse them all
+        raise OriginRefused(f"{text!r}: control characters (such as NUL) are not allowed in an origin.")
     candidate = text.strip().lower()
     try:
         parts = urlsplit(candidate)
@@ -38,11 +46,29 @@ def origin_normalised(text: str) -> str:
         raise OriginRefused(f"“{text}” is not an origin: scheme://host[:port], with no path.")
     if not (_HOST.fullmatch(host) or _ADDRESS.fullmatch(parts.netloc.rsplit(":", 1)[0] if port else parts.netloc)):
         raise OriginRefused(f"“{text}” does not name a host.")
-    if host.startswith("*.") and host.count(".") < 2:
-        raise OriginRefused(f"“{text}”: a wildcard stands for one subdomain of a domain, as https://*.example.com.")
+    if host.startswith("*.") and not _registrable(host[2:]):
+        raise OriginRefused(
+            f"“{text}”: a wildcard stands for one subdomain of a registrable domain, as https://*.example.com "
+            "(not of a public suffix such as co.uk or github.io, nor of an address)."
+        )
     netloc = parts.netloc.rsplit(":", 1)[0] if port is not None else parts.netloc
     shown_port = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
     return f"{parts.scheme}://{netloc}{shown_port}"
+
+
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    """The Public Suffix List as the publicsuffixlist package ships it (its ICANN and private sections):
+    read once, never fetched."""
+    return PublicSuffixList()
+
+
+def _registrable(domain: str) -> bool:
+    """Whether `domain` is, or is under, a registrable domain: not a public suffix (`com`, `co.uk`,
+    `github.io`) and not the tail of an IPv4 address (no top-level domain is all digits)."""
+    if "." not in domain or domain.rsplit(".", 1)[1].isdigit():
+        return False
+    return _suffixes().privatesuffix(domain) is not None
 
 
 def origins_normalised(texts: list[str]) -> list[str]:

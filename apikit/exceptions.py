@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.template import loader
 from django.views import defaults
@@ -36,6 +36,7 @@ DOMAIN_STATUS = {
     "insufficient_credits": 402,
     "key_spend_cap_reached": 402,
     "plan_upgrade_required": 403,
+    "key_not_permitted": 403,
     "not_found": 404,
     "job_not_finished": 409,
     "results_expired": 410,
@@ -79,6 +80,8 @@ def as_api_error(exc: Exception) -> ApiError:
     if isinstance(exc, exceptions.ValidationError):
         param, message = _first_validation_error(exc.detail)
         return ApiError(400, "invalid_request", message, param)
+    if isinstance(exc, RequestDataTooBig):
+        return ApiError(413, "request_too_large", _TOO_LARGE)
     if isinstance(exc, exceptions.ParseError):
         return ApiError(400, "invalid_request", f"The request body could not be parsed: {exc.detail}")
     if isinstance(exc, exceptions.NotAuthenticated):
@@ -163,9 +166,27 @@ def reads_only[V: Callable[..., HttpResponseBase]](view: V) -> V:
 _READS = ("GET", "HEAD", "OPTIONS")
 
 
+_TOO_LARGE = "The request body is larger than this endpoint takes (docs/api.md, Body limits)."
+# Doors that answer in the contract's JSON: the API, and the sending services' and Stripe's webhooks.
+_JSON_DOORS = ("/v1/", "/webhooks/")
+
+
+def too_large(request: HttpRequest, *, upload: bool = False) -> HttpResponse:
+    """413 in the door's shape: file_too_large for an API upload, request_too_large for any other body
+    under /v1/ or /webhooks/, a plain page in the portal."""
+    if not request.path.startswith(_JSON_DOORS):
+        return HttpResponse(loader.get_template("413.html").render(), status=413)
+    if upload and request.path.startswith("/v1/"):
+        return json_error(413, "file_too_large", "The file is larger than 25 MB.", "file")
+    return json_error(413, "request_too_large", _TOO_LARGE)
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler400 (a disallowed Host, too many fields and Django's other SuspiciousOperations): the
-    contract's JSON under /v1/, Django's plain page elsewhere. The message never echoes the input."""
+    contract's JSON under /v1/, Django's plain page elsewhere. The message never echoes the input.
+    A form field over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413, in the door's shape."""
+    if isinstance(exception, RequestDataTooBig):
+        return too_large(request)
     if not request.path.startswith("/v1/"):
         return defaults.bad_request(request, exception)
     if isinstance(exception, DisallowedHost):

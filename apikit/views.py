@@ -102,7 +102,7 @@ _DESCRIPTIONS = {
     406: "not_acceptable: the Accept header rules out application/json",
     409: "idempotency_key_in_use",
     410: "results_expired: the job's files were deleted after the retention period",
-    413: "request_too_large (a JSON body over 16 KB) or file_too_large",
+    413: "request_too_large (a JSON body over 16 KB; 1 MB for the batch and feedback calls) or file_too_large",
     414: "uri_too_long: the request line is over 8,190 bytes (answered by gunicorn, in this shape)",
     415: "unsupported_media_type",
     422: "idempotency_key_reused or too_many_rows",

@@ -3,9 +3,10 @@ from __future__ import annotations
 from django import forms
 
 from billing.models import BillingDetails
+from lib.text import PlainTextForm
 
 
-class BillingDetailsForm(forms.ModelForm):
+class BillingDetailsForm(PlainTextForm, forms.ModelForm):
     """The name and address receipts are made out to."""
 
     class Meta:

@@ -60,6 +60,7 @@ MIDDLEWARE = [
     "lib.middleware.RequestIdMiddleware",
     "lib.middleware.ObserveMiddleware",
     "apikit.middleware.NulPathMiddleware",
+    "apikit.middleware.BodyLimitMiddleware",
     "apikit.cors.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -280,7 +281,13 @@ STORAGES = {
 # --- API ------------------------------------------------------------------------------
 # The JSON endpoints never need more than a few KB; a bigger body is refused unread.
 API_MAX_JSON_BODY_BYTES = 16 * 1024
-DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+# At the door, before any view or middleware reads a byte (apikit/middleware.py, docs/api.md "Body
+# limits"): any body but an upload over 1 MB, an upload (multipart) over 25 MB and room for its
+# part headers, is answered 413.
+REQUEST_MAX_BODY_BYTES = 1024 * 1024
+REQUEST_MAX_UPLOAD_BYTES = 25 * 1024 * 1024 + 64 * 1024
+# Form fields other than files (Django's own check, turned into the same 413 by apikit/exceptions.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BODY_BYTES
 
 # Verifications a publishable key answers per end-user address an hour (docs/widget.md).
 PUBLISHABLE_PER_IP_PER_HOUR = envint("PUBLISHABLE_PER_IP_PER_HOUR", 30, minimum=1)

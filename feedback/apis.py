@@ -27,7 +27,7 @@ class FeedbackApi(AccountAPIView):
                 *BODY_ERRORS,
                 described={
                     400: f"invalid_request: `events` missing, not a list of 1 to {MAX_EVENTS} objects, an `outcome` "
-                    "not one of the four, an `occurred_at` that is not RFC 3339 with an offset; nothing is stored",
+                    "not one of the four; nothing is stored",
                     413: "request_too_large: a JSON body over 1 MB",
                 },
             ),

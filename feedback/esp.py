@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from feedback.models import Outcome
 from feedback.reports import Report, report_of
 from lib.errors import DomainError
+from lib.jsonbody import json_parsed
 
 Parsed = list[Report | None]
 
@@ -23,8 +23,14 @@ class BadPayload(DomainError):
 
 
 class BadSignature(DomainError):
+    """An event that is not proven to come from the sending service: answered 401, nothing stored."""
+
     code = "invalid_signature"
     message = "The Mailgun signature does not match the account's signing key."
+
+
+# How far a signed Mailgun event's timestamp may be from our clock (docs/feedback.md, "Mailgun").
+MAILGUN_WINDOW = timedelta(minutes=15)
 
 
 def _report(email: object, outcome: str | None, moment: object, now: datetime) -> Report | None:
@@ -79,7 +85,7 @@ def mailgun(body: Any, now: datetime, signing_key: str = "") -> Parsed:
     if not isinstance(body, dict) or not isinstance(body.get("event-data"), dict):
         raise BadPayload
     if signing_key:
-        _mailgun_check(body.get("signature"), signing_key)
+        _mailgun_check(body.get("signature"), signing_key, now)
     event = body["event-data"]
     kind, severity = event.get("event"), event.get("severity")
     outcome = {
@@ -90,14 +96,26 @@ def mailgun(body: Any, now: datetime, signing_key: str = "") -> Parsed:
     return [_report(event.get("recipient"), outcome, _unix(event.get("timestamp")), now)]
 
 
-def _mailgun_check(signature: object, key: str) -> None:
-    """Mailgun's scheme: HMAC-SHA256 of timestamp + token under the signing key, in hex."""
+def _mailgun_check(signature: object, key: str, now: datetime) -> None:
+    """Mailgun's scheme: HMAC-SHA256 of timestamp + token under the signing key, in hex; the timestamp
+    within MAILGUN_WINDOW of now (the token's one use is checked where it is stored: mailgun_token)."""
     if not isinstance(signature, dict):
         raise BadSignature
     timestamp, token, given = (str(signature.get(name, "")) for name in ("timestamp", "token", "signature"))
     expected = hmac.new(key.encode(), (timestamp + token).encode(), hashlib.sha256).hexdigest()
     if not given or not hmac.compare_digest(expected, given):
         raise BadSignature
+    if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
+        raise BadSignature("The Mailgun signature's timestamp is not a Unix time.")
+    if abs(now.timestamp() - int(timestamp)) > MAILGUN_WINDOW.total_seconds():
+        raise BadSignature(
+            "The Mailgun signature's timestamp is more than 15 minutes from now: a replay, or a clock far off."
+        )
+
+
+def mailgun_token(body: dict[str, Any]) -> str:
+    """The signature's token (of a body `mailgun` has checked)."""
+    return str(body["signature"]["token"])
 
 
 def postmark(body: Any, now: datetime) -> Parsed:
@@ -155,10 +173,10 @@ _ses_parts: dict[str, tuple[str, Callable[[dict[str, Any]], str | None], Callabl
 
 def sns_message(envelope: dict[str, Any]) -> Any:
     """The JSON `Message` an SNS Notification carries."""
-    try:
-        return json.loads(envelope.get("Message") or "")
-    except (TypeError, ValueError):
-        raise BadPayload from None
+    message = envelope.get("Message")
+    if not isinstance(message, str):
+        raise BadPayload
+    return json_parsed(message.encode("utf-8", "surrogatepass"))
 
 
 def _objects(items: list[Any]) -> list[dict[str, Any]]:

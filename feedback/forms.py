@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django import forms
 
+from lib.text import PlainTextForm
+
 
 class FeedbackUploadForm(forms.Form):
     file = forms.FileField(
@@ -12,7 +14,7 @@ class FeedbackUploadForm(forms.Form):
     )
 
 
-class MailgunKeyForm(forms.Form):
+class MailgunKeyForm(PlainTextForm, forms.Form):
     mailgun_signing_key = forms.CharField(
         label="Mailgun HTTP webhook signing key",
         required=False,

@@ -93,3 +93,20 @@ class FeedbackInbox(models.Model):
     def rotate(self) -> None:
         self.token, self.rotated_at = new_token(), timezone.now()
         self.save(update_fields=["token", "rotated_at"])
+
+
+class MailgunToken(models.Model):
+    """The token of a signed Mailgun event, once seen: the same signature again is a replay (docs/feedback.md,
+    "Mailgun"). Kept 24 hours, longer than the 15 minutes a signature's timestamp is believed; pruned hourly
+    by `expires_at` (lib/prune.py). A table rather than the cache: the database cache culls entries at random
+    once it holds 300, and Redis may evict them, either of which would let a replay in."""
+
+    inbox = models.ForeignKey(FeedbackInbox, models.CASCADE, related_name="+")
+    token = models.CharField(max_length=200)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["inbox", "token"], name="mailgun_token_once")]
+
+    def __str__(self) -> str:
+        return f"mailgun token {self.token[:8]}… of inbox {self.inbox_id}"

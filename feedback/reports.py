@@ -6,13 +6,14 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from feedback.models import KEPT, Outcome
 from lib.errors import DomainError
+from lib.rfc3339 import rfc3339_parsed
 
 MAX_EVENTS = 1000
 # A sender's clock a little ahead of ours does not make its report "in the future".
@@ -28,15 +29,16 @@ class Report:
 
 
 def report_of(email: object, outcome: object, occurred_at: object, *, now: datetime, where: str) -> Report | None:
-    """The report, or None when it is to be ignored (an address that is none, a time in the future or
-    older than 365 days). A wrong type, an unknown outcome or an unreadable time is refused."""
+    """The report, or None when it is to be ignored (an address that is none; a time that is not RFC
+    3339, lib/rfc3339.py, or is in the future or older than 365 days). A wrong type or an unknown
+    outcome is refused."""
     if not isinstance(email, str):
         raise DomainError(f"{where}.email: Must be a string.", "events")
     if outcome not in Outcome.values:
         raise DomainError(f"{where}.outcome: Must be one of {', '.join(Outcome.values)}.", "events")
-    moment = now if occurred_at is None else moment_of(occurred_at, where=where)
+    moment = now if occurred_at is None else rfc3339_parsed(occurred_at)
     address = address_of(email)
-    if address is None or not now - KEPT < moment <= now + CLOCK_SKEW:
+    if address is None or moment is None or not now - KEPT < moment <= now + CLOCK_SKEW:
         return None
     return Report(address, address.rsplit("@", 1)[1], str(outcome), moment)
 
@@ -49,20 +51,6 @@ def address_of(email: str) -> str | None:
     except ValidationError:
         return None
     return address if len(address) <= 254 else None
-
-
-def moment_of(value: object, *, where: str) -> datetime:
-    """An RFC 3339 time with its offset, as an aware datetime."""
-    try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    try:
-        if moment is not None and moment.tzinfo is not None:
-            return moment.astimezone(UTC)
-    except OverflowError:  # the first or last hours of year 1 or 9999, past the edge once in UTC
-        pass
-    raise DomainError(f"{where}.occurred_at: Must be an RFC 3339 time with its offset.", "events")
 
 
 def events_of(body: object) -> list[dict[str, object]]:
@@ -82,13 +70,21 @@ MAX_CSV_ROWS = 10_000
 
 def csv_reports(text: str, *, now: datetime) -> list[Report | None]:
     """The portal's upload, `email,outcome[,occurred_at]` a row, a header row allowed. A row with an
-    unknown outcome or an unreadable time refuses the whole file (nothing stored)."""
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+    unknown outcome refuses the whole file (nothing stored); one whose time is not RFC 3339 is ignored."""
+    rows = [row for row in _csv_rows(text) if any(cell.strip() for cell in row)]
     if rows and [cell.strip().lower() for cell in rows[0][:2]] == ["email", "outcome"]:
         rows = rows[1:]
     if not 1 <= len(rows) <= MAX_CSV_ROWS:
         raise DomainError(f"The file must have 1 to {MAX_CSV_ROWS:,} rows of email,outcome[,occurred_at].", "file")
     return [_csv_report(row, number, now) for number, row in enumerate(rows, start=1)]
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return list(reader)
+    except csv.Error as error:  # a cell over the reader's field limit (131,072 characters), a stray NUL
+        raise DomainError(f"row {reader.line_num}: {error}.", "file") from None
 
 
 def _csv_report(row: list[str], number: int, now: datetime) -> Report | None:

@@ -12,7 +12,9 @@ class FeedbackEventSerializer(serializers.Serializer):
     email = serializers.CharField(help_text="The address the message went to.")
     outcome = serializers.ChoiceField(choices=Outcome.values)
     occurred_at = serializers.DateTimeField(
-        required=False, help_text="RFC 3339 with its offset; now when left out. Future or over 365 days old: ignored."
+        required=False,
+        help_text="RFC 3339 (YYYY-MM-DDTHH:MM:SS[.fraction] then Z or ±HH:MM); now when left out. Anything "
+        "else, a future time or one over 365 days old: ignored (counted in `ignored`).",
     )
 
 
@@ -25,5 +27,6 @@ class FeedbackResultSerializer(serializers.Serializer):
         min_value=0, help_text="Events taken (an event already reported is taken again and stored once)."
     )
     ignored = serializers.IntegerField(
-        min_value=0, help_text="Events left out: not an address, or a time in the future or over 365 days ago."
+        min_value=0,
+        help_text="Events left out: not an address, a time that is not RFC 3339, in the future or over 365 days ago.",
     )

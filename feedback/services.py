@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Account
-from feedback.models import KEPT, FeedbackEvent, FeedbackInbox
+from feedback.esp import BadSignature
+from feedback.models import KEPT, FeedbackEvent, FeedbackInbox, MailgunToken
 from feedback.reports import Report, events_of, report_of
 
 PROVIDERS = ("sendgrid", "mailgun", "postmark", "ses")
@@ -43,6 +45,21 @@ def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
     with transaction.atomic():
         FeedbackEvent.objects.bulk_create(rows, ignore_conflicts=True)
     return Tally(len(kept), ignored)
+
+
+# A token is remembered well past the 15 minutes its signature is believed (docs/feedback.md, "Mailgun").
+TOKENS_KEPT = timedelta(hours=24)
+
+
+def feedback_record_signed(*, inbox: FeedbackInbox, token: str, reports: list[Report | None]) -> Tally:
+    """A signed Mailgun event's reports, stored only when its token was never seen: a replay is refused
+    (BadSignature) and stores nothing; the token and the reports are kept together or not at all."""
+    try:
+        with transaction.atomic():
+            MailgunToken.objects.create(inbox=inbox, token=token, expires_at=timezone.now() + TOKENS_KEPT)
+            return feedback_record(account=inbox.account, reports=reports)
+    except IntegrityError:
+        raise BadSignature("This signed Mailgun event was received before: a replay.") from None
 
 
 def feedback_record_body(*, account: Account, body: object, store: bool = True) -> Tally:

@@ -77,6 +77,8 @@ def feedback_mailgun_key(request: HttpRequest, account: Account) -> HttpResponse
         inbox.save(update_fields=["mailgun_signing_key"])
         audit(request, account, Event.MAILGUN_KEY_CHANGED, "set" if inbox.mailgun_signing_key else "cleared")
         messages.success(request, "Mailgun signing key saved.")
+    else:
+        messages.error(request, " ".join(str(error) for errors in form.errors.values() for error in errors))
     return redirect("feedback")
 
 

@@ -6,7 +6,6 @@ token or provider is 404; an event type that says nothing about delivery is coun
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -17,9 +16,10 @@ from django.views.decorators.http import require_POST
 
 from feedback import esp
 from feedback.models import FeedbackInbox
-from feedback.services import PROVIDERS, feedback_record
+from feedback.services import PROVIDERS, Tally, feedback_record, feedback_record_signed
 from lib import outbound, sns
 from lib.errors import DomainError
+from lib.jsonbody import json_parsed
 
 log = logging.getLogger(__name__)
 
@@ -31,24 +31,26 @@ def feedback_webhook(request: HttpRequest, provider: str, token: str) -> HttpRes
     if provider not in PROVIDERS or inbox is None:
         return _refused("not_found", "No such webhook.", status=404)
     try:
-        body = json.loads(request.body)
+        body = json_parsed(request.body)  # nesting bounded: "[" * 100000 is a 400, not a RecursionError
         if provider == "ses":
             return _ses(inbox, body)
-        parsed = _parsed(provider, body, inbox)
-    except ValueError:
-        return _refused("invalid_request", "The body is not JSON.")
+        return JsonResponse(_recorded(provider, body, inbox).to_dict())
+    except esp.BadSignature as error:
+        return _refused(error.code, error.message, status=401)
     except DomainError as error:
         return _refused(error.code, error.message)
-    return JsonResponse(feedback_record(account=inbox.account, reports=parsed).to_dict())
 
 
-def _parsed(provider: str, body: Any, inbox: FeedbackInbox) -> esp.Parsed:
+def _recorded(provider: str, body: Any, inbox: FeedbackInbox) -> Tally:
     now = timezone.now()
     if provider == "sendgrid":
-        return esp.sendgrid(body, now)
-    if provider == "mailgun":
-        return esp.mailgun(body, now, inbox.mailgun_signing_key)
-    return esp.postmark(body, now)
+        return feedback_record(account=inbox.account, reports=esp.sendgrid(body, now))
+    if provider == "postmark":
+        return feedback_record(account=inbox.account, reports=esp.postmark(body, now))
+    parsed = esp.mailgun(body, now, inbox.mailgun_signing_key)
+    if not inbox.mailgun_signing_key:  # nothing to check a token against: the secret URL is the proof
+        return feedback_record(account=inbox.account, reports=parsed)
+    return feedback_record_signed(inbox=inbox, token=esp.mailgun_token(body), reports=parsed)
 
 
 def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:

@@ -105,7 +105,9 @@ def _read(stream: IO[bytes], encoding: str, reader: _Reader) -> AddressList:
     try:
         return reader.read(_Lines(text, checked=by_bytes))
     except csv.Error as exc:
-        raise CsvFileError("invalid_file", f"The file is not a readable CSV file: {exc}.") from None
+        raise CsvFileError(
+            "invalid_file", f"The file is not a readable CSV file: row {reader.row_number}: {exc}."
+        ) from None
     finally:
         text.detach()  # leave the upload open for its owner
 
@@ -176,14 +178,20 @@ class _Reader:
 
     def __init__(self, email_column: str | None, max_rows: int) -> None:
         self.wanted, self.max_rows = email_column, max_rows
+        self.rows: Any = None  # the csv reader, once reading: where a refusal names the row
         self.line = _Line()
         self.writer = csv.writer(self.line, lineterminator="\r\n")
+
+    @property
+    def row_number(self) -> int:
+        """The file's row the reader is at (counting each line of a quoted cell that spans several)."""
+        return self.rows.line_num if self.rows is not None else 1
 
     def read(self, lines: _Lines) -> AddressList:
         checked = iter(lines)
         sample = list(itertools.islice(checked, _SNIFF_LINES))
         delimiter = sniff_delimiter(sample)
-        reader = csv.reader(itertools.chain(sample, checked), delimiter=delimiter)
+        reader = self.rows = csv.reader(itertools.chain(sample, checked), delimiter=delimiter)
         rows = _filled_rows(reader, lines, len(sample), delimiter)
         head = list(itertools.islice(rows, _DETECT_ROWS))
         if not head:

@@ -153,3 +153,32 @@ def test_origins_a_key_cannot_have_are_400_and_change_nothing(owner: Persona, ki
     response = patch(owner, f"/v1/keys/{made['id']}", {"allowed_origins": origins})
     assert error(response) == (400, "invalid_request", "allowed_origins")
     assert ApiKey.objects.get(pk=made["id"]).allowed_origins == ("https://a.com" if kind == "publishable" else "")
+
+
+def test_a_retried_key_creation_with_an_idempotency_key_makes_one_key_and_replays_it_without_the_secret(
+    owner: Persona,
+) -> None:
+    first = owner.post_json("/v1/keys", {"name": "CRM", "daily_cap": 50}, **{"Idempotency-Key": "make-crm"})
+    again = owner.post_json("/v1/keys", {"name": "CRM", "daily_cap": 50}, **{"Idempotency-Key": "make-crm"})
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert first.json()["key"].startswith("ev_live_") and "key" not in again.json()
+    assert again["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
+    assert again.json() == {name: value for name, value in first.json().items() if name != "key"}
+    assert owner.account.api_keys.filter(name="CRM").count() == 1
+    assert owner.account.audit_events.filter(action=AuditEvent.Action.KEY_CREATED).count() == 1
+
+
+def test_a_key_creation_idempotency_key_reused_with_another_body_is_422(owner: Persona) -> None:
+    owner.post_json("/v1/keys", {"name": "CRM"}, **{"Idempotency-Key": "k"})
+    response = owner.post_json("/v1/keys", {"name": "Other"}, **{"Idempotency-Key": "k"})
+    assert error(response) == (422, "idempotency_key_reused", "Idempotency-Key")
+    assert not owner.account.api_keys.filter(name="Other").exists()
+
+
+def test_a_refused_key_creation_is_not_kept_for_replay(owner: Persona) -> None:
+    refused = owner.post_json("/v1/keys", {"kind": "publishable"}, **{"Idempotency-Key": "k"})
+    assert error(refused)[:2] == (400, "invalid_request")
+    made = owner.post_json(
+        "/v1/keys", {"kind": "publishable", "allowed_origins": ["https://a.com"]}, **{"Idempotency-Key": "k"}
+    )
+    assert made.status_code == 201  # the refusal let its key go: the corrected request runs

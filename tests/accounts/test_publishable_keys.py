@@ -138,3 +138,30 @@ def test_a_bot_sending_a_thousand_verifications_from_one_address_costs_the_hourl
         statuses = [bot.post("/v1/verify", json={"email": f"bot{n}@good.com"}).status_code for n in range(1000)]
     assert (statuses.count(200), statuses.count(429)) == (30, 970)  # PUBLISHABLE_PER_IP_PER_HOUR's default
     assert balance(owner) == 1000 - 30
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://*.co.uk",
+        "https://*.com",
+        "https://*.github.io",
+        "https://*.s3.amazonaws.com",
+        "http://*.0.0.1",
+        "http://*.168.1.1",
+        "https://*.uk.com",
+    ],
+)
+def test_a_wildcard_over_a_public_suffix_or_an_address_is_400_on_allowed_origins(owner: Persona, origin: str) -> None:
+    made = owner.post_json("/v1/keys", {"kind": "publishable", "allowed_origins": [origin]})
+    assert made.status_code == 400
+    assert (made.json()["error"]["code"], made.json()["error"]["param"]) == ("invalid_request", "allowed_origins")
+    assert not owner.account.api_keys.filter(kind="publishable").exists()
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://*.example.com", "https://*.shop.co.uk", "https://*.me.github.io", "http://*.example.internal"]
+)
+def test_a_wildcard_over_a_registrable_domain_is_taken(owner: Persona, origin: str) -> None:
+    made = owner.post_json("/v1/keys", {"kind": "publishable", "allowed_origins": [origin]})
+    assert (made.status_code, made.json()["allowed_origins"]) == (201, [origin])

@@ -21,6 +21,7 @@ from django.test import Client
 from billing.models import LedgerEntry
 from config.wsgi import application
 from tests.conftest import Persona
+from tests.support.errors import assert_error_shape
 from tests.support.portal import logged_in
 
 NUL = "\x00"
@@ -29,14 +30,6 @@ NUL = "\x00"
 PATH_VALUES = ["%00", "job_%00", "a%0Ab", "%ED%A0%80", "%C0%AF", "%FF", "x" * 5000, "job_" + "A" * 24 + "%00"]
 # Raw JSON text of a string holding a lone surrogate: what json.dumps writes for "a\ud800@...".
 SURROGATE_JSON = '"a\\ud800@acme-corp.com"'
-
-
-def assert_error_shape(response: Any) -> dict:
-    assert response.status_code < 500, response.content[:300]
-    assert response.status_code >= 400, response.status_code
-    body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "param"}, body
-    return body["error"]
 
 
 def assert_answered(response: Any) -> None:

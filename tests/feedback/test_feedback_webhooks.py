@@ -6,16 +6,20 @@ import copy
 import hashlib
 import hmac
 import json
+import secrets
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 from django.test import Client
 from django.utils import timezone
 
-from feedback.models import FeedbackEvent, FeedbackInbox
+from feedback.models import FeedbackEvent, FeedbackInbox, MailgunToken
 from feedback.services import inbox_of, inbox_rotate, webhook_urls
+from lib.prune import prune_expired
 from tests.conftest import Persona
 from tests.feedback.conftest import SnsSigner
 from tests.jobs.conftest import Receiver
@@ -88,10 +92,13 @@ def test_mailgun_samples(owner: Persona, name: str, recipient: str, outcome: str
     assert stored(owner) == [(recipient, outcome)]
 
 
-def signed(body: dict[str, Any], key: str) -> dict[str, Any]:
+def signed(body: dict[str, Any], key: str, *, timestamp: int | None = None, token: str | None = None) -> dict[str, Any]:
+    """Signed as Mailgun signs: now (unless told) and with a fresh token (unless told)."""
     body = copy.deepcopy(body)
-    timestamp, token = body["signature"]["timestamp"], body["signature"]["token"]
-    body["signature"]["signature"] = hmac.new(key.encode(), (timestamp + token).encode(), hashlib.sha256).hexdigest()
+    timestamp_text = str(int(time.time()) if timestamp is None else timestamp)
+    token = secrets.token_hex(25) if token is None else token
+    signature = hmac.new(key.encode(), (timestamp_text + token).encode(), hashlib.sha256).hexdigest()
+    body["signature"] = {"timestamp": timestamp_text, "token": token, "signature": signature}
     return body
 
 
@@ -102,10 +109,71 @@ def test_mailgun_signature_is_checked_once_the_account_sets_its_key(owner: Perso
     body = sample("mailgun_delivered.json")
     body["event-data"]["timestamp"] = RECENT
     refused = post(owner, "mailgun", body)  # the documentation's signature, made with another key
-    assert refused.status_code == 400
+    assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "invalid_signature"
     assert stored(owner) == []
     assert post(owner, "mailgun", signed(body, "key-abc123")).json() == {"accepted": 1, "ignored": 0}
+
+
+def signing_key_set(persona: Persona) -> str:
+    inbox = inbox_of(persona.account)
+    inbox.mailgun_signing_key = "key-abc123"
+    inbox.save()
+    return inbox.mailgun_signing_key
+
+
+def delivered_to(recipient: str) -> dict[str, Any]:
+    body = sample("mailgun_delivered.json")
+    body["event-data"] |= {"timestamp": RECENT, "recipient": recipient}
+    return body
+
+
+def test_a_mailgun_event_signed_long_ago_is_401_and_stores_nothing(owner: Persona) -> None:
+    key = signing_key_set(owner)
+    refused = post(owner, "mailgun", signed(delivered_to("john@example.com"), key, timestamp=1600000000))
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "invalid_signature")
+    assert "15 minutes" in refused.json()["error"]["message"]
+    assert stored(owner) == []
+
+
+@pytest.mark.parametrize("skew", [-16 * 60, 16 * 60])
+def test_a_mailgun_timestamp_more_than_15_minutes_from_now_is_401(owner: Persona, skew: int) -> None:
+    key = signing_key_set(owner)
+    body = signed(delivered_to("john@example.com"), key, timestamp=int(time.time()) + skew)
+    assert post(owner, "mailgun", body).status_code == 401
+    within = signed(delivered_to("john@example.com"), key, timestamp=int(time.time()) + skew // 16 * 14)
+    assert post(owner, "mailgun", within).json() == {"accepted": 1, "ignored": 0}
+
+
+def test_a_mailgun_signature_replayed_for_another_recipient_is_401_and_changes_no_verdict(owner: Persona) -> None:
+    key = signing_key_set(owner)
+    first = signed(delivered_to("john@example.com"), key)
+    assert post(owner, "mailgun", first).json() == {"accepted": 1, "ignored": 0}
+    forged = delivered_to("victim@example.com") | {"signature": first["signature"]}
+    forged["event-data"] |= {"event": "failed", "severity": "permanent"}
+    refused = post(owner, "mailgun", forged)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "invalid_signature")
+    assert "replay" in refused.json()["error"]["message"]
+    assert post(owner, "mailgun", first).status_code == 401  # the very same request again, too
+    assert stored(owner) == [("john@example.com", "delivered")]
+
+
+def test_a_mailgun_token_is_kept_24_hours_then_pruned(owner: Persona) -> None:
+    key = signing_key_set(owner)
+    assert post(owner, "mailgun", signed(delivered_to("john@example.com"), key)).status_code == 200
+    assert MailgunToken.objects.count() == 1
+    with time_machine.travel(timezone.now() + timedelta(hours=23), tick=False):
+        prune_expired()
+        assert MailgunToken.objects.count() == 1
+    with time_machine.travel(timezone.now() + timedelta(hours=24, seconds=1), tick=False):
+        prune_expired()
+        assert MailgunToken.objects.count() == 0
+
+
+def test_the_same_mailgun_token_to_two_accounts_is_taken_by_each(owner: Persona, outsider: Persona) -> None:
+    body = signed(delivered_to("john@example.com"), signing_key_set(owner))
+    signing_key_set(outsider)
+    assert post(owner, "mailgun", body).status_code == post(outsider, "mailgun", body).status_code == 200
 
 
 def test_mailgun_signature_is_not_asked_without_a_key(owner: Persona) -> None:

@@ -21,7 +21,6 @@ from tests.support.mta import GREYLIST_DELAY, Exim, MtaLog, Postfix, wait_until
 pytestmark = [pytest.mark.mta, pytest.mark.usefixtures("on_mtas")]
 
 
-
 class Case(NamedTuple):
     server: str
     case: str

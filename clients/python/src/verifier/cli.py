@@ -1,9 +1,10 @@
 """`verifier`: the command line tool (README.md beside this package lists every command).
 
 Reads the key from --api-key or VERIFIER_API_KEY, the service from --base-url or
-VERIFIER_BASE_URL, and how often a lost connection, a 429 or a 5xx is asked again from --retries or
-VERIFIER_RETRIES (4). Results go to stdout as JSON; progress and errors to stderr. Exit status 0
-on success, 1 on an API error, 2 on a usage error.
+VERIFIER_BASE_URL, how often a lost connection, a 429 or a 5xx is asked again from --retries or
+VERIFIER_RETRIES (4), and how long to wait for an answer from VERIFIER_TIMEOUT (30 s). Results go
+to stdout as JSON; progress and errors to stderr. Exit status 0 on success, 1 on an API error, 2
+on a usage error.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         retries = getattr(args, "retries", None)
         retries = _retries(os.environ.get("VERIFIER_RETRIES") or str(DEFAULT_RETRIES)) if retries is None else retries
-        with Client(args.api_key, base_url=args.base_url, max_retries=retries) as client:
+        timeout = _timeout(os.environ.get("VERIFIER_TIMEOUT") or str(DEFAULT_TIMEOUT))
+        with Client(args.api_key, base_url=args.base_url, max_retries=retries, timeout=timeout) as client:
             return int(args.run(client, args) or 0)
     except VerifierError as error:
         print(f"error: {error.status} {error.code}: {error.message}", file=sys.stderr)
@@ -50,6 +52,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 DEFAULT_RETRIES = 4
+DEFAULT_TIMEOUT = 30.0
+
+
+def _timeout(value: str) -> float:
+    """Seconds to wait for an answer: a number from 0.1 to 600."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0.1 <= seconds <= 600:
+        raise ValueError(f"VERIFIER_TIMEOUT must be a number of seconds from 0.1 to 600, not {value!r}")
+    return seconds
 
 
 def _retries(value: str) -> int:
@@ -107,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
 
     _keys_parser(commands)
     mcp = commands.add_parser("mcp", help="serve the Model Context Protocol over stdio (needs the [mcp] extra)")
+    mcp.add_argument(
+        "--root", type=Path, help="bulk_submit reads files only under it; default: $VERIFIER_MCP_ROOT, else here"
+    )
     mcp.set_defaults(run=_mcp)
     return parser
 
@@ -182,7 +199,7 @@ def _keys_revoke(client: Client, args: argparse.Namespace) -> None:
 def _mcp(client: Client, args: argparse.Namespace) -> None:
     from verifier.mcp_server import serve
 
-    serve(client)
+    serve(client, args.root)
 
 
 _UNSET: Any = object()  # an option not given: the key's value stays

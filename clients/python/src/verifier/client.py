@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
+from urllib.parse import quote
 
 import httpx
 
@@ -80,6 +81,7 @@ class Client:
             raise ValueError("an API key is needed: pass api_key or set VERIFIER_API_KEY")
         self.base_url = (base_url or os.environ.get("VERIFIER_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.max_retries, self.backoff_seconds = max_retries, backoff_seconds
+        self.timeout = timeout  # seconds a request may wait for the service's answer
         self.credits_remaining: int | None = None
         self.rate_limit: RateLimit | None = None
         self._http = httpx.Client(
@@ -192,7 +194,8 @@ class Client:
         return cast(Preview, self._request("POST", "/v1/verify/bulk/preview", files=files, data=data).json())
 
     def job(self, job_id: str) -> Job:
-        return cast(Job, self._request("GET", f"/v1/jobs/{job_id}").json())
+        # Quoted: an id is one path segment, never `../keys` walking to another endpoint.
+        return cast(Job, self._request("GET", f"/v1/jobs/{quote(job_id, safe='')}").json())
 
     def jobs(self, *, limit: int = 20, starting_after: str | None = None) -> JobList:
         params: dict[str, Any] = {"limit": limit}
