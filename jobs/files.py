@@ -2,6 +2,7 @@
 
     jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
     jobs/<job id>/input/<index>.rows         their original rows, CSV lines separated by NUL
+    jobs/<job id>/input/later.rows           the rows repeating an earlier row's address (jobs/csvfile.py)
     jobs/<job id>/grouped-<token>/<index>.csv  a grouped deep job's chunk: its addresses (jobs/grouping.py)
     jobs/<job id>/grouped-<token>/<index>.pos  their positions in the input, one a line
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
@@ -24,6 +25,7 @@ import csv
 import functools
 import io
 import itertools
+import json
 import re
 import shutil
 import tempfile
@@ -38,6 +40,7 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils import timezone
 
+from jobs.csvfile import LaterRow, LaterRows, later_rows_read
 from lib.csvcells import spreadsheet_safe
 from lib.tokens import random_base62
 from verification.engine import Checks, Status, SubStatus, Verdict
@@ -72,9 +75,16 @@ def input_folder(job_id: str) -> str:
     return f"jobs/{job_id}/input/"
 
 
-def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], chunk_size: int) -> str:
-    """Store the addresses as one file per chunk of `chunk_size`, and their original rows beside them; returns
-    their folder. A chunk then reads only its own rows, also from S3, where a file is fetched whole.
+def input_save(
+    job_id: str,
+    addresses: Sequence[str],
+    originals: Sequence[str],
+    chunk_size: int,
+    later: LaterRows | None = None,
+) -> str:
+    """Store the addresses as one file per chunk of `chunk_size`, their original rows beside them, and
+    the `later` rows repeating an address; returns their folder. A chunk then reads only its own rows,
+    also from S3, where a file is fetched whole.
     """
     folder = input_folder(job_id)
     try:
@@ -83,6 +93,8 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
             # NUL never occurs in an accepted file (jobs/csvfile.py refuses it): a separator needing no quoting.
             joined = "\0".join(originals[start : start + chunk_size])
             _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
+        if later is not None and later.count:
+            _save(_later_name(folder), later.file)
     except BaseException:
         input_delete(folder)
         raise
@@ -166,6 +178,10 @@ def _originals_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.rows"
 
 
+def _later_name(folder: str) -> str:
+    return f"{folder}later.rows"
+
+
 def _positions_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.pos"
 
@@ -236,8 +252,9 @@ def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total:
 
 
 def original_header(columns: Sequence[str]) -> list[str]:
-    """The customer's columns, then every result column prefixed `verifier_` (docs/bulk.md, "Filtered downloads")."""
-    return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS)]
+    """The customer's columns, every result column prefixed `verifier_`, then `duplicate_of_row`
+    (docs/bulk.md, "Filtered downloads")."""
+    return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS), "duplicate_of_row"]
 
 
 def original_assemble(
@@ -246,36 +263,95 @@ def original_assemble(
     input_name: str,
     parts: Iterable[tuple[int, str]],
     *,
+    starts: Sequence[int] = (),
     grouped: str = "",
     total: int = 0,
 ) -> str:
-    """Each processed address's original row (cells neutralised), then its verdict, in input order;
-    `parts` are (index, part name), and `grouped`, `total` as for result_assemble."""
+    """Every address row of the upload (cells neutralised), in upload order, then its address's verdict
+    and, for a row repeating an earlier row's address, that row's number. `parts` are (index, part
+    name) and `starts` each chunk's first position; `grouped`, `total` as for result_assemble."""
 
     def rows() -> Iterator[list[str]]:
         yield [_cell(name) for name in original_header(columns)]
-        joined = _joined_in_input_order(input_name, parts, grouped, total) if grouped else _joined(input_name, parts)
-        yield from (_padded(original, len(columns)) + verdict for original, verdict in joined)
+        if grouped:
+            joined = _joined_in_input_order(input_name, parts, grouped, total)
+        else:
+            joined = _joined(input_name, parts, starts)
+        for original, verdict, first_row in _every_row(joined, input_name):
+            yield [*_padded(original, len(columns)), *verdict, str(first_row or "")]
 
     return _csv_save(f"jobs/{job_id}/original-{random_base62(8)}.csv", rows())
 
 
-def _joined(input_name: str, parts: Iterable[tuple[int, str]]) -> Iterator[tuple[list[str], list[str]]]:
-    """Each processed row's original cells and result cells, part by part."""
+# An address's position among the upload's unique addresses, its first row's cells, its verdict's.
+_Joined = tuple[int, list[str], list[str]]
+
+
+def _joined(input_name: str, parts: Iterable[tuple[int, str]], starts: Sequence[int]) -> Iterator[_Joined]:
+    """Each processed address's position, original cells and result cells, part by part."""
     for index, name in parts:
         verdicts = _csv_rows(name)
-        yield from zip(input_originals(input_name, index, len(verdicts)), verdicts, strict=True)
+        originals = input_originals(input_name, index, len(verdicts))
+        for offset, (original, verdict) in enumerate(zip(originals, verdicts, strict=True)):
+            yield starts[index] + offset, original, verdict
 
 
 def _joined_in_input_order(
     input_name: str, parts: Iterable[tuple[int, str]], grouped: str, total: int
-) -> Iterator[tuple[list[str], list[str]]]:
+) -> Iterator[_Joined]:
     """The same for a grouped job: its results put back in input order, its originals read in it."""
     originals, at = _in_order(input_originals, input_name, total), 0
     for position, line in _lines_in_input_order(parts, grouped, total):
         original = next(itertools.islice(originals, position - at, None))
         at = position + 1
-        yield original, next(csv.reader(io.StringIO(line.decode(), newline="")))
+        yield position, original, next(csv.reader(io.StringIO(line.decode(), newline="")))
+
+
+def _every_row(joined: Iterable[_Joined], input_name: str) -> Iterator[tuple[list[str], list[str], int]]:
+    """Each processed address's first row and verdict (`joined`, in upload order) with the rows repeating
+    an address put back in their places, each with its address's verdict and first row's number (0 for
+    a first row). A repeating row goes after as many first rows as there are address rows before it,
+    less the repeating ones. The verdicts such a row needs wait in a temporary file, not in memory; a
+    row whose address was not processed (a partial job) is left out, as its first row is."""
+    later = _later_rows(input_name)
+    wanted = {row.unique_at for row in later()}
+    if not wanted:
+        yield from ((original, verdict, 0) for _, original, verdict in joined)
+        return
+    with tempfile.TemporaryFile() as kept:
+        spans: dict[int, tuple[int, int]] = {}
+        rows = enumerate(later())
+        ordinal, row = next(rows, (0, None))
+        for index, original, verdict in joined:
+            while row is not None and row.place - ordinal <= index:  # it comes before this first row
+                if row.unique_at in spans:
+                    yield row.cells, _kept_read(kept, spans[row.unique_at]), row.first_row
+                ordinal, row = next(rows, (0, None))
+            if index in wanted:
+                spans[index] = (kept.seek(0, io.SEEK_END), kept.write(json.dumps(verdict).encode()))
+            yield original, verdict, 0
+        for _, left in itertools.chain([(ordinal, row)] if row else [], rows):
+            if left.unique_at in spans:
+                yield left.cells, _kept_read(kept, spans[left.unique_at]), left.first_row
+
+
+def _kept_read(kept: IO[bytes], span: tuple[int, int]) -> list[str]:
+    kept.seek(span[0])
+    verdict: list[str] = json.loads(kept.read(span[1]))
+    return verdict
+
+
+def _later_rows(input_name: str) -> Callable[[], Iterator[LaterRow]]:
+    """A reader of the upload's rows repeating an address (none for a job stored before they were kept)."""
+    name = _later_name(input_name)
+    present = default_storage.exists(name)
+
+    def read() -> Iterator[LaterRow]:
+        if present:
+            with default_storage.open(name, "rb") as raw:
+                yield from later_rows_read(raw)
+
+    return read
 
 
 def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:
