@@ -44,6 +44,7 @@ from jobs.csvfile import LaterRow, LaterRows, later_rows_read
 from lib.csvcells import spreadsheet_safe
 from lib.tokens import random_base62
 from verification.engine import Checks, Status, SubStatus, Verdict
+from verification.engine.reasons import typo_reason, verdict_reason
 
 RESULT_COLUMNS = (
     "email",
@@ -66,6 +67,8 @@ RESULT_COLUMNS = (
     "deliverability",
     "deliverability_basis",
     "feedback",
+    # The verdict in words, a likely typo first (verification/engine/reasons.py).
+    "reason",
 )
 _CHECK_COLUMNS = RESULT_COLUMNS[6:14]
 _SPOOL_BYTES = 1024 * 1024
@@ -384,6 +387,7 @@ def result_row(verdict: Verdict) -> list[str]:
     row = [spreadsheet_safe(verdict.email), *_verdict_cells(*_outcome(verdict))]
     if verdict.did_you_mean:
         row[_DID_YOU_MEAN] = spreadsheet_safe(verdict.did_you_mean)
+        row[_REASON] = spreadsheet_safe(typo_reason(verdict.did_you_mean))
     if verdict.deliverability:
         row[_DELIVERABILITY : _DELIVERABILITY + 2] = (
             _cell(verdict.deliverability.estimate),
@@ -399,6 +403,7 @@ def result_row(verdict: Verdict) -> list[str]:
 _DID_YOU_MEAN = RESULT_COLUMNS.index("did_you_mean")
 _DELIVERABILITY = RESULT_COLUMNS.index("deliverability")
 _FEEDBACK = RESULT_COLUMNS.index("feedback")
+_REASON = RESULT_COLUMNS.index("reason")
 # What makes the CSV writer quote a cell (the excel dialect's delimiter, quote and line breaks).
 _QUOTED = re.compile(r'[,"\r\n]')
 _Outcome = tuple[Checks, Status, SubStatus | None, bool, str, int, str | None]
@@ -426,7 +431,8 @@ def _verdict_cells(
     score: int,
     mail_provider: str | None,
 ) -> tuple[str, ...]:
-    """Every cell after the email: the per-row ones (did_you_mean, deliverability, feedback) left empty."""
+    """Every cell after the email: the per-row ones (did_you_mean, deliverability, feedback) left empty,
+    the reason the sub-status's (a row with a suggestion gives its typo instead: result_row)."""
     values: list[object] = [
         status.value,
         sub_status.value if sub_status else None,
@@ -439,6 +445,7 @@ def _verdict_cells(
         None,
         None,
         None,
+        verdict_reason(sub_status, None),
     ]
     return tuple(_cell(value) for value in values)
 

@@ -99,6 +99,26 @@ def test_breakdown_counts_processed_rows_by_sub_status_and_flag(owner: Persona, 
     }
 
 
+def test_a_likely_typo_on_a_throwaway_list_is_counted_once_under_typos_and_named_a_typo(
+    owner: Persona, run_tasks: RunTasks, dns_server: DnsServer
+) -> None:
+    dns_server.set("gmial.com", MX("mx.gmial.com"))  # listed as throwaway, and takes mail
+    content = "email\njane@gmial.com\nsomeone@mailinator.com\ninfo@good.com\njoe@good.com\n"
+    job_id = finished(owner, run_tasks, content)
+    breakdown = owner.get(f"/v1/jobs/{job_id}").json()["breakdown"]
+    assert (breakdown["disposable"], breakdown["did_you_mean"], breakdown["role_based"]) == (1, 1, 1)
+    rows = downloaded(owner, job_id)
+    reason, sub_status = rows[0].index("reason"), rows[0].index("sub_status")
+    assert [(row[0], row[sub_status], row[reason]) for row in rows[1:]] == [
+        ("jane@gmial.com", "disposable", "Likely typo of jane@gmail.com"),  # the API's sub_status stays
+        ("someone@mailinator.com", "disposable", "Throwaway address"),
+        ("info@good.com", "role_based", "Shared inbox (info@, sales@ …)"),
+        ("joe@good.com", "", ""),
+    ]
+    original = downloaded(owner, job_id, columns="original")
+    assert original[1][original[0].index("verifier_reason")] == "Likely typo of jane@gmail.com"
+
+
 def test_breakdown_counts_rows_by_mail_provider(owner: Persona, run_tasks: RunTasks, dns_server: DnsServer) -> None:
     dns_server.set("contoso.com", MX("contoso-com.mail.protection.outlook.com"))
     dns_server.set("fabrikam.com", MX("fabrikam-com.mail.protection.outlook.com"))
