@@ -54,7 +54,8 @@ TABLES_JS = """() => {
     if (!out.length) return [];
     const wide = Math.round(table.getBoundingClientRect().width);
     const cut = [...new Set(out.map((el) => (el.dataset.label || el.textContent || el.tagName).trim().slice(0, 30)))];
-    return [`${named(table)}: ${wide} px in ${Math.round(room - table.getBoundingClientRect().left)} px, out of view: ${cut.slice(0, 4).join(" | ")}`];
+    const has = Math.round(room - table.getBoundingClientRect().left);
+    return [`${named(table)}: ${wide} px in ${has} px, out of view: ${cut.slice(0, 4).join(" | ")}`];
   });
 }"""
 DESKTOP = {"width": 1280, "height": 900}
