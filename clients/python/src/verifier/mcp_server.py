@@ -9,7 +9,9 @@ result, with the error's code and message.
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
+import logging
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -28,7 +30,7 @@ def server(client: Client) -> Any:
     """The MCP server, its tools calling the API through `client`."""
     from mcp.server.mcpserver import MCPServer
 
-    mcp = MCPServer("email-verifier", instructions=INSTRUCTIONS)
+    mcp = MCPServer("email-verifier", instructions=INSTRUCTIONS, version=client_version(), log_level="WARNING")
 
     @mcp.tool()
     @_api_errors
@@ -82,6 +84,25 @@ def _api_errors(tool: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, 
     return wrapped
 
 
+MISSING_SDK = (
+    "verifier mcp needs the MCP SDK, an extra of this package: "
+    'pip install "email-verifier-client[mcp]" (from the service\'s repository: pip install "./clients/python[mcp]")'
+)
+
+
+def client_version() -> str:
+    try:
+        return importlib.metadata.version("email-verifier-client")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "0+unknown"
+
+
 def serve(client: Client) -> None:
-    """Serve over stdio until the client closes the stream."""
+    """Serve over stdio until the client closes the stream. Every API call's request line stays off
+    stderr (httpx logs them at INFO): an assistant shows that stream as the server's errors."""
+    try:
+        import mcp  # noqa: F401  (the extra)
+    except ImportError:
+        raise SystemExit(MISSING_SDK) from None
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     server(client).run("stdio")
