@@ -426,6 +426,7 @@ METRICS_TOKEN = envstr("METRICS_TOKEN", "")
 # plain: one human line per record; json: one JSON object per line, with request id, account id and
 # timing, and a line per request (lib/logs.py).
 LOG_FORMAT = envstr("LOG_FORMAT", "plain")
+LOG_LEVEL = envstr("LOG_LEVEL", "INFO")
 if LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}.")
 LOGGING = {
@@ -437,10 +438,10 @@ LOGGING = {
     },
     "filters": {"no_static": {"()": "lib.logs.NoStaticRequests"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["no_static"]}},
-    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
-        # The workers' every task at INFO; `make run` sets WARNING, so the mail printed beside stands out.
-        "django-q": {"level": envstr("Q_LOG_LEVEL", "INFO")},
+        # The workers log every task at INFO; `make run` sets WARNING, so the mail printed beside stands out.
+        "django-q": {"level": envstr("Q_LOG_LEVEL", LOG_LEVEL)},
     },
 }

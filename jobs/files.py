@@ -7,7 +7,7 @@
     jobs/<job id>/grouped-<token>/<index>.pos  their positions in the input, one a line
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
-    jobs/<job id>/original-<token>.csv       the same rows after the customer's own columns
+    jobs/<job id>/original-<token>.csv       every address row, the customer's columns first (jobs/original_file.py)
     jobs/<job id>/downloads/<variant>.csv    a filtered download, made at its first request
 
 Input (grouped chunks included) and parts are deleted once both result files exist; the rest goes
@@ -25,7 +25,6 @@ import csv
 import functools
 import io
 import itertools
-import json
 import re
 import shutil
 import tempfile
@@ -40,7 +39,7 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils import timezone
 
-from jobs.csvfile import LaterRow, LaterRows, later_rows_read
+from jobs.csvfile import LaterRows
 from lib.csvcells import spreadsheet_safe
 from lib.tokens import random_base62
 from verification.engine import Checks, Status, SubStatus, Verdict
@@ -97,7 +96,7 @@ def input_save(
             joined = "\0".join(originals[start : start + chunk_size])
             _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
         if later is not None and later.count:
-            _save(_later_name(folder), later.file)
+            _save(later_name(folder), later.file)
     except BaseException:
         input_delete(folder)
         raise
@@ -130,10 +129,10 @@ def grouped_positions(folder: str, index: int, count: int) -> list[int]:
 
 def input_addresses(folder: str, total: int) -> list[str]:
     """Every accepted address of an upload of `total`, in input order."""
-    return list(_in_order(input_rows, folder, total))
+    return list(in_order(input_rows, folder, total))
 
 
-def _in_order[T](read: Callable[[str, int, int], list[T]], folder: str, total: int) -> Iterator[T]:
+def in_order[T](read: Callable[[str, int, int], list[T]], folder: str, total: int) -> Iterator[T]:
     """What `read` gives of each chunk file of the upload in turn, `total` rows in all."""
     index, left = 0, total
     while left > 0:
@@ -181,7 +180,7 @@ def _originals_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.rows"
 
 
-def _later_name(folder: str) -> str:
+def later_name(folder: str) -> str:
     return f"{folder}later.rows"
 
 
@@ -220,7 +219,7 @@ def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: s
     with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
         spool.write((",".join(RESULT_COLUMNS) + "\r\n").encode())
         if grouped:
-            for _, line in _lines_in_input_order(parts, grouped, total):
+            for _, line in lines_in_input_order(parts, grouped, total):
                 spool.write(line)
         else:
             for _, name in parts:
@@ -229,7 +228,7 @@ def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: s
         return _save(f"jobs/{job_id}/result-{random_base62(8)}.csv", spool)
 
 
-def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total: int) -> Iterator[tuple[int, bytes]]:
+def lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total: int) -> Iterator[tuple[int, bytes]]:
     """A grouped job's result rows (CSV records) with their input positions, in input order. The parts
     are copied into a temporary file, each row's place in it noted (16 bytes a row), then read back
     by position: memory does not grow with the rows' size, and one part is open at a time. Records,
@@ -240,7 +239,7 @@ def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total:
     with tempfile.TemporaryFile() as spool:
         end = 0
         for index, name in parts:
-            rows = _csv_rows(name)
+            rows = csv_rows(name)
             for position, row in zip(grouped_positions(grouped, index, len(rows)), rows, strict=True):
                 record.seek(0)
                 record.truncate()
@@ -254,133 +253,26 @@ def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total:
                 yield position, spool.read(sizes[position])
 
 
-def original_header(columns: Sequence[str]) -> list[str]:
-    """The customer's columns, every result column prefixed `verifier_`, then `duplicate_of_row`
-    (docs/bulk.md, "Filtered downloads")."""
-    return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS), "duplicate_of_row"]
-
-
-def original_assemble(
-    job_id: str,
-    columns: Sequence[str],
-    input_name: str,
-    parts: Iterable[tuple[int, str]],
-    *,
-    starts: Sequence[int] = (),
-    grouped: str = "",
-    total: int = 0,
-) -> str:
-    """Every address row of the upload (cells neutralised), in upload order, then its address's verdict
-    and, for a row repeating an earlier row's address, that row's number. `parts` are (index, part
-    name) and `starts` each chunk's first position; `grouped`, `total` as for result_assemble."""
-
-    def rows() -> Iterator[list[str]]:
-        yield [_cell(name) for name in original_header(columns)]
-        if grouped:
-            joined = _joined_in_input_order(input_name, parts, grouped, total)
-        else:
-            joined = _joined(input_name, parts, starts)
-        for original, verdict, first_row in _every_row(joined, input_name):
-            yield [*_padded(original, len(columns)), *verdict, str(first_row or "")]
-
-    return _csv_save(f"jobs/{job_id}/original-{random_base62(8)}.csv", rows())
-
-
-# An address's position among the upload's unique addresses, its first row's cells, its verdict's.
-_Joined = tuple[int, list[str], list[str]]
-
-
-def _joined(input_name: str, parts: Iterable[tuple[int, str]], starts: Sequence[int]) -> Iterator[_Joined]:
-    """Each processed address's position, original cells and result cells, part by part."""
-    for index, name in parts:
-        verdicts = _csv_rows(name)
-        originals = input_originals(input_name, index, len(verdicts))
-        for offset, (original, verdict) in enumerate(zip(originals, verdicts, strict=True)):
-            yield starts[index] + offset, original, verdict
-
-
-def _joined_in_input_order(
-    input_name: str, parts: Iterable[tuple[int, str]], grouped: str, total: int
-) -> Iterator[_Joined]:
-    """The same for a grouped job: its results put back in input order, its originals read in it."""
-    originals, at = _in_order(input_originals, input_name, total), 0
-    for position, line in _lines_in_input_order(parts, grouped, total):
-        original = next(itertools.islice(originals, position - at, None))
-        at = position + 1
-        yield position, original, next(csv.reader(io.StringIO(line.decode(), newline="")))
-
-
-def _every_row(joined: Iterable[_Joined], input_name: str) -> Iterator[tuple[list[str], list[str], int]]:
-    """Each processed address's first row and verdict (`joined`, in upload order) with the rows repeating
-    an address put back in their places, each with its address's verdict and first row's number (0 for
-    a first row). A repeating row goes after as many first rows as there are address rows before it,
-    less the repeating ones. The verdicts such a row needs wait in a temporary file, not in memory; a
-    row whose address was not processed (a partial job) is left out, as its first row is."""
-    later = _later_rows(input_name)
-    wanted = {row.unique_at for row in later()}
-    if not wanted:
-        yield from ((original, verdict, 0) for _, original, verdict in joined)
-        return
-    with tempfile.TemporaryFile() as kept:
-        spans: dict[int, tuple[int, int]] = {}
-        rows = enumerate(later())
-        ordinal, row = next(rows, (0, None))
-        for index, original, verdict in joined:
-            while row is not None and row.place - ordinal <= index:  # it comes before this first row
-                if row.unique_at in spans:
-                    yield row.cells, _kept_read(kept, spans[row.unique_at]), row.first_row
-                ordinal, row = next(rows, (0, None))
-            if index in wanted:
-                spans[index] = (kept.seek(0, io.SEEK_END), kept.write(json.dumps(verdict).encode()))
-            yield original, verdict, 0
-        for _, left in itertools.chain([(ordinal, row)] if row else [], rows):
-            if left.unique_at in spans:
-                yield left.cells, _kept_read(kept, spans[left.unique_at]), left.first_row
-
-
-def _kept_read(kept: IO[bytes], span: tuple[int, int]) -> list[str]:
-    kept.seek(span[0])
-    verdict: list[str] = json.loads(kept.read(span[1]))
-    return verdict
-
-
-def _later_rows(input_name: str) -> Callable[[], Iterator[LaterRow]]:
-    """A reader of the upload's rows repeating an address (none for a job stored before they were kept)."""
-    name = _later_name(input_name)
-    present = default_storage.exists(name)
-
-    def read() -> Iterator[LaterRow]:
-        if present:
-            with default_storage.open(name, "rb") as raw:
-                yield from later_rows_read(raw)
-
-    return read
-
-
 def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:
     """`source`'s header and the rows whose cell `column` is in `keep`, saved as `name`."""
     with default_storage.open(source, "rb") as raw:
         reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline=""))
         header = next(reader, [])
-        return _csv_save(name, itertools.chain([header], (row for row in reader if row[column] in keep)))
+        return csv_save(name, itertools.chain([header], (row for row in reader if row[column] in keep)))
 
 
-def _csv_rows(name: str) -> list[list[str]]:
+def csv_rows(name: str) -> list[list[str]]:
     with default_storage.open(name, "rb") as raw:
         return list(csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline="")))
 
 
-def _csv_save(name: str, rows: Iterable[list[str]]) -> str:
+def csv_save(name: str, rows: Iterable[list[str]]) -> str:
     with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
         text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
         csv.writer(text).writerows(rows)
         text.flush()
         text.detach()
         return _save(name, spool)
-
-
-def _padded(cells: list[str], width: int) -> list[str]:
-    return [_cell(cell) for cell in (cells + [""] * width)[:width]]
 
 
 def result_row(verdict: Verdict) -> list[str]:
@@ -390,11 +282,11 @@ def result_row(verdict: Verdict) -> list[str]:
         row[_REASON] = spreadsheet_safe(typo_reason(verdict.did_you_mean))
     if verdict.deliverability:
         row[_DELIVERABILITY : _DELIVERABILITY + 2] = (
-            _cell(verdict.deliverability.estimate),
-            _cell(verdict.deliverability.basis),
+            cell(verdict.deliverability.estimate),
+            cell(verdict.deliverability.basis),
         )
     if verdict.feedback:
-        row[_FEEDBACK] = _cell(verdict.feedback.outcome)
+        row[_FEEDBACK] = cell(verdict.feedback.outcome)
     return row
 
 
@@ -447,7 +339,7 @@ def _verdict_cells(
         None,
         verdict_reason(sub_status, None),
     ]
-    return tuple(_cell(value) for value in values)
+    return tuple(cell(value) for value in values)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -458,7 +350,7 @@ def _outcome_text(*outcome: object) -> str:
     return buffer.getvalue()
 
 
-def _cell(value: object) -> str:
+def cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

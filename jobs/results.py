@@ -9,7 +9,7 @@ from typing import Literal
 
 from django.core.files.storage import default_storage
 
-from jobs import files
+from jobs import files, original_file
 from jobs.models import Job
 from lib.errors import DomainError
 from verification.engine import Status
@@ -64,7 +64,7 @@ def original_ensure(*, job: Job) -> str:
     parts = [(index, part) for index, part, _ in chunks if part]
     starts = list(itertools.accumulate((size for _, _, size in chunks[:-1]), initial=0))  # of an ungrouped job
     try:
-        name = files.original_assemble(
+        name = original_file.original_assemble(
             job.pk, job.columns, job.input_name, parts, starts=starts, grouped=job.grouped_name, total=job.total
         )
     except OSError:  # another caller won and deleted the input meanwhile
