@@ -253,7 +253,7 @@ class _Reader:
         first_rows = array("l")  # each address's first row number
         later = LaterRows()
         count = width = 0
-        max_rows = self.max_rows
+        max_rows, keep, first_row_of = self.max_rows, originals.append, first_rows.append
         for row, raw, number in rows:
             cell = row[column] if len(row) > column else ""
             if not cell.strip():
@@ -264,14 +264,13 @@ class _Reader:
             if len(row) > width:
                 width = len(row)
             address = normalise(cell)
-            index = unique.get(address)
-            if index is None:
-                unique[address] = len(originals)
-                originals.append(raw if raw is not None else self._written(row))
-                first_rows.append(number)
-            else:
-                line = raw if raw is not None else self._written(row)
-                later.add(count - 1, index, first_rows[index], line)
+            if address not in unique:
+                unique[address] = len(unique)
+                keep(raw if raw is not None else self._written(row))
+                first_row_of(number)
+            else:  # a repeat: rare, and kept aside on disk beyond a megabyte
+                index = unique[address]
+                later.add(count - 1, index, first_rows[index], raw if raw is not None else self._written(row))
         return _Found(list(unique), originals, [], False, column, count, later, width)
 
     def _written(self, row: list[str]) -> str:
