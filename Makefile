@@ -9,7 +9,7 @@ HOST ?= 127.0.0.1
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9]; do \
 	"$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$c"; break; }; done)
 
-.PHONY: run test test-all lint fmt install install-dev migrate bench fuzz e2e clean mtas
+.PHONY: run run-offline test test-all lint fmt install install-dev migrate bench fuzz e2e clean mtas
 
 $(VENV)/.runtime: requirements.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)."; exit 1; }
@@ -39,10 +39,20 @@ run: migrate
 	echo "Card payments against localstripe (README, Billing; it comes with make install-dev): start it with"; \
 	echo "  $(PY) -m tests.support.localstripe --port $$stripe_port &"; \
 	echo "  and run with STRIPE_SECRET_KEY=sk_test_local STRIPE_PUBLISHABLE_KEY=pk_test_local STRIPE_WEBHOOK_SECRET=whsec_local STRIPE_API_BASE=http://127.0.0.1:$$stripe_port STRIPE_JS_URL=http://127.0.0.1:$$stripe_port/js.stripe.com/v3/"; fi
-	@export PORT=$(PORT) DEBUG=$${DEBUG:-1}; \
+	@export PORT=$(PORT) DEBUG=$${DEBUG:-1} Q_LOG_LEVEL=$${Q_LOG_LEVEL:-WARNING}; \
 	$(PY) manage.py qcluster & worker=$$!; \
 	trap 'kill -INT $$worker 2>/dev/null; wait $$worker' EXIT; \
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# `make run` on a machine without outside DNS: the loopback DNS server (bench/dnsd.py, from
+# install-dev) answers instead of the system's resolver, on DNS_PORT (PORT + 53 unless set), and
+# stops with the rest on Ctrl-C. Every domain has a mail server but names starting nomx or nx.
+DNS_PORT ?= $(shell echo $$(( $(PORT) + 53 )))
+run-offline: install-dev
+	@$(PY) -m bench.dnsd --port $(DNS_PORT) --delay-ms 0 >/dev/null & dns=$$!; \
+	trap 'kill $$dns 2>/dev/null; wait $$dns 2>/dev/null' EXIT; \
+	echo "Offline: DNS answers from the loopback server on 127.0.0.1:$(DNS_PORT) (bench/dnsd.py), not the internet."; \
+	VERIFIER_DNS_NAMESERVERS=127.0.0.1:$(DNS_PORT) $(MAKE) --no-print-directory run PORT=$(PORT) HOST=$(HOST)
 
 # The default suite, on every core (pytest-xdist): all but the tests that start live processes
 # (e2e), drive Chromium (browser), build a million rows (volume) or run real Postfix and Exim

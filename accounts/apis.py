@@ -50,7 +50,7 @@ class AccountUsageSerializer(serializers.Serializer):
 class AccountKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="The calling key's first 12 characters.")
     scope = serializers.ChoiceField(
-        choices=ApiKey.Scope.choices, help_text="What the key may call: `full`, `verify` or `read`."
+        choices=ApiKey.Scope.choices, help_text=f"What the key may call: {ApiKey.scopes_described()}."
     )
     mode = serializers.ChoiceField(
         choices=KeyMode.choices, help_text="`test` for an `ev_test_` key: sandbox answers, no credit spent."
@@ -135,7 +135,9 @@ class KeyCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=ApiKey.Kind.choices, default=ApiKey.Kind.SECRET)
     mode = serializers.ChoiceField(choices=KeyMode.choices, default=KeyMode.LIVE)
     scope = serializers.ChoiceField(
-        choices=ApiKey.Scope.choices, required=False, help_text="Default full; a publishable key is verify."
+        choices=ApiKey.Scope.choices,
+        required=False,
+        help_text=f"Default full; a publishable key is verify. {ApiKey.scopes_described()}.",
     )
     name = serializers.CharField(max_length=100, default="Default")
     allowed_origins = serializers.ListField(

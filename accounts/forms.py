@@ -86,7 +86,12 @@ class LoginForm(ThrottledAuthenticationForm):
 
 
 class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
-    """The admin's log-in, under the same throttle: staff accounts are worth the most."""
+    """The admin's log-in, under the same throttle: staff accounts are worth the most. Staff sign in by
+    email as customers do (their login is their address: accounts/management/commands/createsuperuser.py)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].label = "Email"
 
 
 class ApiKeyForm(PlainTextForm, forms.Form):

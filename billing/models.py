@@ -80,6 +80,15 @@ class LedgerEntry(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.amount:+d}"
 
+    @property
+    def description(self) -> str:
+        """What the entry was for, in words: its note, else its reference (a request's own word said plainly)."""
+        return self.note or _REFERENCE_WORDS.get(self.reference, self.reference)
+
+
+# References that are a word of ours rather than a job or a payment (verification/services.py).
+_REFERENCE_WORDS = {"verify": "Addresses checked one at a time (API, portal or sign-up form)"}
+
 
 class Customer(models.Model):
     """An account's customer at Stripe: its saved card, its plan subscription, its auto-recharge."""

@@ -447,6 +447,7 @@ METRICS_TOKEN = envstr("METRICS_TOKEN", "")
 # plain: one human line per record; json: one JSON object per line, with request id, account id and
 # timing, and a line per request (lib/logs.py).
 LOG_FORMAT = envstr("LOG_FORMAT", "plain")
+LOG_LEVEL = envstr("LOG_LEVEL", "INFO")
 if LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}.")
 LOGGING = {
@@ -456,7 +457,12 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {"()": "lib.logs.JsonFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
-    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "filters": {"no_static": {"()": "lib.logs.NoStaticRequests"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["no_static"]}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # The workers log every task at INFO; `make run` sets WARNING, so the mail printed beside stands out.
+        "django-q": {"level": envstr("Q_LOG_LEVEL", LOG_LEVEL)},
+    },
 }

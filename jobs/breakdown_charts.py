@@ -7,26 +7,15 @@ from dataclasses import dataclass
 from jobs.models import BREAKDOWN_KEYS, CATCH_ALL_SPLIT, Job
 from verification.engine.modes import ValidationMode
 from verification.engine.providers import PROVIDER_NAMES
+from verification.engine.reasons import SUB_STATUS_REASONS, TYPO
 from verification.engine.verdict import DEEP_SUB_STATUSES
 
 STATUSES = ("valid", "risky", "invalid", "unknown")
+# The sub-statuses in the words of a verdict's reason (one source: verification/engine/reasons.py).
 _LABELS = {
-    "invalid_syntax": "Invalid syntax",
-    "no_mx_record": "No mail server",
-    "disposable": "Disposable",
-    "role_based": "Role address",
-    "dns_temporary_failure": "DNS failure",
-    "catch_all": "Catch-all domain",
-    "mailbox_not_found": "No such mailbox",
-    "mailbox_disabled": "Mailbox disabled",
-    "mailbox_full": "Mailbox full",
-    "greylisted": "Greylisted (ask later)",
-    "smtp_blocked": "Blocked by the mail server",
-    "smtp_unreachable": "Mail server unreachable",
-    "smtp_utf8_unsupported": "Server cannot take this mailbox name",
-    "verification_failed": "Could not be checked (ours)",
+    **SUB_STATUS_REASONS,
     "free_provider": "Free provider",
-    "did_you_mean": "Likely typo",
+    "did_you_mean": TYPO,
     "catch_all_likely": "Catch-all, likely to deliver",
     "catch_all_unlikely": "Catch-all, unlikely to deliver",
 }

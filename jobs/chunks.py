@@ -38,6 +38,7 @@ from verification.deep import deep_verify_many, is_asked_again
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
 from verification.engine.modes import ValidationMode
+from verification.engine.reasons import counted_under
 from verification.engine.sandbox import sandbox_verdicts
 from verification.feedback import verdicts_with_feedback
 from verification.judging import rows_judged
@@ -273,7 +274,7 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
 
 def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
     """Add the chunk's rows to the job's breakdown (under the job's row lock, taken by the UPDATE before)."""
-    counts = Counter(verdict.sub_status.value for verdict in verdicts if verdict.sub_status)
+    counts = Counter(filter(None, (counted_under(verdict.sub_status, verdict.did_you_mean) for verdict in verdicts)))
     counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
     counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
     estimated = [verdict.deliverability for verdict in verdicts if verdict.deliverability]

@@ -13,9 +13,11 @@ import csv
 import io
 import itertools
 import re
+import tempfile
+from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import IO, Any
+from dataclasses import dataclass, field
+from typing import IO, Any, NamedTuple
 
 from verification.engine.syntax import normalise
 
@@ -48,9 +50,14 @@ class CsvFileError(Exception):
         self.param = param
 
 
+# Spooled in memory up to this size, on disk beyond: the rows that repeat an address.
+_SPOOL_BYTES = 1024 * 1024
+
+
 @dataclass
 class AddressList:
-    """What an upload holds: its unique addresses, each with the original row it first appeared on."""
+    """What an upload holds: its unique addresses, each with the original row it first appeared on,
+    and the later rows that repeat one of them (`later_rows`, see `LaterRows`)."""
 
     addresses: list[str]  # unique, normalised, in upload order
     originals: list[str]  # the original row of each address, as one comma-separated CSV line
@@ -58,10 +65,51 @@ class AddressList:
     has_header: bool
     email_column: int  # 0-based
     rows: int  # address rows before de-duplication
+    later_rows: LaterRows = field(default_factory=lambda: LaterRows())
 
     @property
     def duplicates(self) -> int:
         return self.rows - len(self.addresses)
+
+
+class LaterRows:
+    """The rows that repeat an earlier row's address, in upload order, spooled (to disk when large):
+    the "with your columns" result gives every row back (docs/bulk.md, "Filtered downloads").
+
+    One record a row, records separated by NUL (never in an accepted file), each
+    `<its place among the address rows>\t<its address's index>\t<the first row's number>\t<its CSV line>`.
+    """
+
+    def __init__(self) -> None:
+        # Kept open while the list is: closed when it is collected, deleted with it.
+        self.file: IO[bytes] = tempfile.SpooledTemporaryFile(_SPOOL_BYTES)  # noqa: SIM115
+        self.count = 0
+
+    def add(self, place: int, index: int, first_row: int, line: str) -> None:
+        self.file.write(f"{place}\t{index}\t{first_row}\t{line}\0".encode("utf-8", "surrogatepass"))
+        self.count += 1
+
+
+class LaterRow(NamedTuple):
+    place: int  # 0-based, among the upload's address rows
+    unique_at: int  # the address's index among the unique addresses
+    first_row: int  # the number of the address's first row in the file (the header is row 1)
+    cells: list[str]
+
+
+def later_rows_read(stream: IO[bytes]) -> Iterator[LaterRow]:
+    """The records `LaterRows` wrote, read a block at a time."""
+    rest = b""
+    for block in iter(lambda: stream.read(_SPOOL_BYTES), b""):
+        *records, rest = (rest + block).split(b"\0")
+        yield from map(_later_row, records)
+    if rest:
+        yield _later_row(rest)
+
+
+def _later_row(record: bytes) -> LaterRow:
+    place, index, first_row, line = record.decode("utf-8", "surrogatepass").split("\t", 3)
+    return LaterRow(int(place), int(index), int(first_row), next(csv.reader([line]), []))
 
 
 def read_addresses(stream: IO[bytes], *, max_rows: int = MAX_ROWS) -> list[str]:
@@ -169,8 +217,9 @@ class _Line:
         return len(text)
 
 
-# A row and its original text as one comma-separated CSV line (None: to be written from the cells).
-_Row = tuple[list[str], str | None]
+# A row, its original text as one comma-separated CSV line (None: to be written from the cells), and
+# its number in the file as a spreadsheet numbers it (blank rows and the header counted, from 1).
+_Row = tuple[list[str], str | None, int]
 
 
 class _Reader:
@@ -196,7 +245,7 @@ class _Reader:
         head = list(itertools.islice(rows, _DETECT_ROWS))
         if not head:
             return AddressList([], [], [], False, 0, 0)
-        column = choose_column([row for row, _ in head], self.wanted)
+        column = choose_column([row for row, _, _ in head], self.wanted)
         has_header = "@" not in _at(head[0][0], column)
         header = head[0][0] if has_header else []
         found = self._collect(itertools.chain(head[1:] if has_header else head, rows), column)
@@ -207,10 +256,13 @@ class _Reader:
 
     def _collect(self, rows: Iterable[_Row], column: int) -> _Found:
         # The loop runs once a row (100,000 of them): its lookups are hoisted and _at written out.
-        unique: dict[str, str] = {}
+        unique: dict[str, int] = {}  # each address's index
+        originals: list[str] = []
+        first_rows = array("l")  # each address's first row number
+        later = LaterRows()
         count = width = 0
-        max_rows = self.max_rows
-        for row, raw in rows:
+        max_rows, keep, first_row_of = self.max_rows, originals.append, first_rows.append
+        for row, raw, number in rows:
             cell = row[column] if len(row) > column else ""
             if not cell.strip():
                 continue
@@ -221,8 +273,13 @@ class _Reader:
                 width = len(row)
             address = normalise(cell)
             if address not in unique:
-                unique[address] = raw if raw is not None else self._written(row)
-        return _Found(list(unique), list(unique.values()), [], False, column, count, width)
+                unique[address] = len(unique)
+                keep(raw if raw is not None else self._written(row))
+                first_row_of(number)
+            else:  # a repeat: rare, and kept aside on disk beyond a megabyte
+                index = unique[address]
+                later.add(count - 1, index, first_rows[index], raw if raw is not None else self._written(row))
+        return _Found(list(unique), originals, [], False, column, count, later, width)
 
     def _written(self, row: list[str]) -> str:
         self.writer.writerow(row)
@@ -235,13 +292,13 @@ def _filled_rows(reader: _csv.Reader, lines: _Lines, sampled: int, delimiter: st
     `sampled` lines already read first (their rows are written again: `lines.last` is past them)."""
     commas = delimiter == ","
     seen = 0
-    for row in reader:
+    for number, row in enumerate(reader, 1):
         if len(row) > MAX_COLUMNS:
             raise CsvFileError("invalid_file", f"The file has more than {MAX_COLUMNS:,} columns.")
         read = reader.line_num
         alone, seen = read - seen == 1 and read > sampled, read
         if (row and row[0].strip()) or "".join(row).strip():  # the first cell settles most rows
-            yield row, lines.last.rstrip("\r\n") if alone and commas else None
+            yield row, lines.last.rstrip("\r\n") if alone and commas else None, number
 
 
 @dataclass

@@ -2,11 +2,12 @@
 
     jobs/<job id>/input/<index>.csv          accepted addresses of one chunk, one per row
     jobs/<job id>/input/<index>.rows         their original rows, CSV lines separated by NUL
+    jobs/<job id>/input/later.rows           the rows repeating an earlier row's address (jobs/csvfile.py)
     jobs/<job id>/grouped-<token>/<index>.csv  a grouped deep job's chunk: its addresses (jobs/grouping.py)
     jobs/<job id>/grouped-<token>/<index>.pos  their positions in the input, one a line
     jobs/<job id>/parts/<index>.a<n>.csv     result rows of one chunk (attempt n)
     jobs/<job id>/result-<token>.csv         the result file customers download
-    jobs/<job id>/original-<token>.csv       the same rows after the customer's own columns
+    jobs/<job id>/original-<token>.csv       every address row, the customer's columns first (jobs/original_file.py)
     jobs/<job id>/downloads/<variant>.csv    a filtered download, made at its first request
 
 Input (grouped chunks included) and parts are deleted once both result files exist; the rest goes
@@ -38,9 +39,11 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, default_storage
 from django.utils import timezone
 
+from jobs.csvfile import LaterRows
 from lib.csvcells import spreadsheet_safe
 from lib.tokens import random_base62
 from verification.engine import Checks, Status, SubStatus, Verdict
+from verification.engine.reasons import typo_reason, verdict_reason
 
 RESULT_COLUMNS = (
     "email",
@@ -63,6 +66,8 @@ RESULT_COLUMNS = (
     "deliverability",
     "deliverability_basis",
     "feedback",
+    # The verdict in words, a likely typo first (verification/engine/reasons.py).
+    "reason",
 )
 _CHECK_COLUMNS = RESULT_COLUMNS[6:14]
 _SPOOL_BYTES = 1024 * 1024
@@ -72,9 +77,16 @@ def input_folder(job_id: str) -> str:
     return f"jobs/{job_id}/input/"
 
 
-def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], chunk_size: int) -> str:
-    """Store the addresses as one file per chunk of `chunk_size`, and their original rows beside them; returns
-    their folder. A chunk then reads only its own rows, also from S3, where a file is fetched whole.
+def input_save(
+    job_id: str,
+    addresses: Sequence[str],
+    originals: Sequence[str],
+    chunk_size: int,
+    later: LaterRows | None = None,
+) -> str:
+    """Store the addresses as one file per chunk of `chunk_size`, their original rows beside them, and
+    the `later` rows repeating an address; returns their folder. A chunk then reads only its own rows,
+    also from S3, where a file is fetched whole.
     """
     folder = input_folder(job_id)
     try:
@@ -83,6 +95,8 @@ def input_save(job_id: str, addresses: Sequence[str], originals: Sequence[str], 
             # NUL never occurs in an accepted file (jobs/csvfile.py refuses it): a separator needing no quoting.
             joined = "\0".join(originals[start : start + chunk_size])
             _save(_originals_name(folder, index), io.BytesIO(joined.encode("utf-8", "surrogatepass")))
+        if later is not None and later.count:
+            _save(later_name(folder), later.file)
     except BaseException:
         input_delete(folder)
         raise
@@ -115,10 +129,10 @@ def grouped_positions(folder: str, index: int, count: int) -> list[int]:
 
 def input_addresses(folder: str, total: int) -> list[str]:
     """Every accepted address of an upload of `total`, in input order."""
-    return list(_in_order(input_rows, folder, total))
+    return list(in_order(input_rows, folder, total))
 
 
-def _in_order[T](read: Callable[[str, int, int], list[T]], folder: str, total: int) -> Iterator[T]:
+def in_order[T](read: Callable[[str, int, int], list[T]], folder: str, total: int) -> Iterator[T]:
     """What `read` gives of each chunk file of the upload in turn, `total` rows in all."""
     index, left = 0, total
     while left > 0:
@@ -166,6 +180,10 @@ def _originals_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.rows"
 
 
+def later_name(folder: str) -> str:
+    return f"{folder}later.rows"
+
+
 def _positions_name(folder: str, index: int) -> str:
     return f"{folder}{index:06d}.pos"
 
@@ -201,7 +219,7 @@ def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: s
     with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
         spool.write((",".join(RESULT_COLUMNS) + "\r\n").encode())
         if grouped:
-            for _, line in _lines_in_input_order(parts, grouped, total):
+            for _, line in lines_in_input_order(parts, grouped, total):
                 spool.write(line)
         else:
             for _, name in parts:
@@ -210,7 +228,7 @@ def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: s
         return _save(f"jobs/{job_id}/result-{random_base62(8)}.csv", spool)
 
 
-def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total: int) -> Iterator[tuple[int, bytes]]:
+def lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total: int) -> Iterator[tuple[int, bytes]]:
     """A grouped job's result rows (CSV records) with their input positions, in input order. The parts
     are copied into a temporary file, each row's place in it noted (16 bytes a row), then read back
     by position: memory does not grow with the rows' size, and one part is open at a time. Records,
@@ -221,7 +239,7 @@ def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total:
     with tempfile.TemporaryFile() as spool:
         end = 0
         for index, name in parts:
-            rows = _csv_rows(name)
+            rows = csv_rows(name)
             for position, row in zip(grouped_positions(grouped, index, len(rows)), rows, strict=True):
                 record.seek(0)
                 record.truncate()
@@ -235,63 +253,20 @@ def _lines_in_input_order(parts: Iterable[tuple[int, str]], grouped: str, total:
                 yield position, spool.read(sizes[position])
 
 
-def original_header(columns: Sequence[str]) -> list[str]:
-    """The customer's columns, then every result column prefixed `verifier_` (docs/bulk.md, "Filtered downloads")."""
-    return [*columns, *(f"verifier_{column}" for column in RESULT_COLUMNS)]
-
-
-def original_assemble(
-    job_id: str,
-    columns: Sequence[str],
-    input_name: str,
-    parts: Iterable[tuple[int, str]],
-    *,
-    grouped: str = "",
-    total: int = 0,
-) -> str:
-    """Each processed address's original row (cells neutralised), then its verdict, in input order;
-    `parts` are (index, part name), and `grouped`, `total` as for result_assemble."""
-
-    def rows() -> Iterator[list[str]]:
-        yield [_cell(name) for name in original_header(columns)]
-        joined = _joined_in_input_order(input_name, parts, grouped, total) if grouped else _joined(input_name, parts)
-        yield from (_padded(original, len(columns)) + verdict for original, verdict in joined)
-
-    return _csv_save(f"jobs/{job_id}/original-{random_base62(8)}.csv", rows())
-
-
-def _joined(input_name: str, parts: Iterable[tuple[int, str]]) -> Iterator[tuple[list[str], list[str]]]:
-    """Each processed row's original cells and result cells, part by part."""
-    for index, name in parts:
-        verdicts = _csv_rows(name)
-        yield from zip(input_originals(input_name, index, len(verdicts)), verdicts, strict=True)
-
-
-def _joined_in_input_order(
-    input_name: str, parts: Iterable[tuple[int, str]], grouped: str, total: int
-) -> Iterator[tuple[list[str], list[str]]]:
-    """The same for a grouped job: its results put back in input order, its originals read in it."""
-    originals, at = _in_order(input_originals, input_name, total), 0
-    for position, line in _lines_in_input_order(parts, grouped, total):
-        original = next(itertools.islice(originals, position - at, None))
-        at = position + 1
-        yield original, next(csv.reader(io.StringIO(line.decode(), newline="")))
-
-
 def filtered_save(source: str, name: str, *, column: int, keep: Collection[str]) -> str:
     """`source`'s header and the rows whose cell `column` is in `keep`, saved as `name`."""
     with default_storage.open(source, "rb") as raw:
         reader = csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline=""))
         header = next(reader, [])
-        return _csv_save(name, itertools.chain([header], (row for row in reader if row[column] in keep)))
+        return csv_save(name, itertools.chain([header], (row for row in reader if row[column] in keep)))
 
 
-def _csv_rows(name: str) -> list[list[str]]:
+def csv_rows(name: str) -> list[list[str]]:
     with default_storage.open(name, "rb") as raw:
         return list(csv.reader(io.TextIOWrapper(raw, encoding="utf-8", newline="")))
 
 
-def _csv_save(name: str, rows: Iterable[list[str]]) -> str:
+def csv_save(name: str, rows: Iterable[list[str]]) -> str:
     with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
         text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
         csv.writer(text).writerows(rows)
@@ -300,21 +275,18 @@ def _csv_save(name: str, rows: Iterable[list[str]]) -> str:
         return _save(name, spool)
 
 
-def _padded(cells: list[str], width: int) -> list[str]:
-    return [_cell(cell) for cell in (cells + [""] * width)[:width]]
-
-
 def result_row(verdict: Verdict) -> list[str]:
     row = [spreadsheet_safe(verdict.email), *_verdict_cells(*_outcome(verdict))]
     if verdict.did_you_mean:
         row[_DID_YOU_MEAN] = spreadsheet_safe(verdict.did_you_mean)
+        row[_REASON] = spreadsheet_safe(typo_reason(verdict.did_you_mean))
     if verdict.deliverability:
         row[_DELIVERABILITY : _DELIVERABILITY + 2] = (
-            _cell(verdict.deliverability.estimate),
-            _cell(verdict.deliverability.basis),
+            cell(verdict.deliverability.estimate),
+            cell(verdict.deliverability.basis),
         )
     if verdict.feedback:
-        row[_FEEDBACK] = _cell(verdict.feedback.outcome)
+        row[_FEEDBACK] = cell(verdict.feedback.outcome)
     return row
 
 
@@ -323,6 +295,7 @@ def result_row(verdict: Verdict) -> list[str]:
 _DID_YOU_MEAN = RESULT_COLUMNS.index("did_you_mean")
 _DELIVERABILITY = RESULT_COLUMNS.index("deliverability")
 _FEEDBACK = RESULT_COLUMNS.index("feedback")
+_REASON = RESULT_COLUMNS.index("reason")
 # What makes the CSV writer quote a cell (the excel dialect's delimiter, quote and line breaks).
 _QUOTED = re.compile(r'[,"\r\n]')
 _Outcome = tuple[Checks, Status, SubStatus | None, bool, str, int, str | None]
@@ -350,7 +323,8 @@ def _verdict_cells(
     score: int,
     mail_provider: str | None,
 ) -> tuple[str, ...]:
-    """Every cell after the email: the per-row ones (did_you_mean, deliverability, feedback) left empty."""
+    """Every cell after the email: the per-row ones (did_you_mean, deliverability, feedback) left empty,
+    the reason the sub-status's (a row with a suggestion gives its typo instead: result_row)."""
     values: list[object] = [
         status.value,
         sub_status.value if sub_status else None,
@@ -363,8 +337,9 @@ def _verdict_cells(
         None,
         None,
         None,
+        verdict_reason(sub_status, None),
     ]
-    return tuple(_cell(value) for value in values)
+    return tuple(cell(value) for value in values)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -375,7 +350,7 @@ def _outcome_text(*outcome: object) -> str:
     return buffer.getvalue()
 
 
-def _cell(value: object) -> str:
+def cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

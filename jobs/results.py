@@ -3,12 +3,13 @@ verdict or original columns."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection
 from typing import Literal
 
 from django.core.files.storage import default_storage
 
-from jobs import files
+from jobs import files, original_file
 from jobs.models import Job
 from lib.errors import DomainError
 from verification.engine import Status
@@ -59,10 +60,12 @@ def original_ensure(*, job: Job) -> str:
     download that comes first does it itself) from the input and the parts, which are then deleted."""
     if job.original_name or job.status != Job.Status.COMPLETED or job.files_expired_at:
         return job.original_name
-    parts = list(job.chunks.exclude(part_name="").order_by("index").values_list("index", "part_name"))
+    chunks = list(job.chunks.order_by("index").values_list("index", "part_name", "size"))
+    parts = [(index, part) for index, part, _ in chunks if part]
+    starts = list(itertools.accumulate((size for _, _, size in chunks[:-1]), initial=0))  # of an ungrouped job
     try:
-        name = files.original_assemble(
-            job.pk, job.columns, job.input_name, parts, grouped=job.grouped_name, total=job.total
+        name = original_file.original_assemble(
+            job.pk, job.columns, job.input_name, parts, starts=starts, grouped=job.grouped_name, total=job.total
         )
     except OSError:  # another caller won and deleted the input meanwhile
         return Job.objects.values_list("original_name", flat=True).get(pk=job.pk)

@@ -213,7 +213,10 @@ JOB_RESULTS_GET = extend_schema(
     },
     summary="Download a finished job's results, filtered by status, with or without your columns",
     description=(
-        "columns=original puts your file's columns first, then the verdict columns prefixed verifier_. "
+        "columns=original gives back every row of your file that had an address cell, in upload order, "
+        "duplicates included (each address verified and charged once): your columns first, then the verdict "
+        "columns prefixed verifier_, then duplicate_of_row (the number of the address's first row in your "
+        "file, the header being row 1; empty on a first row). columns=verdict: one row per unique address. "
         "409 job_not_finished while it runs, 404 for a failed job, 410 results_expired after retention."
     ),
 )

@@ -217,7 +217,7 @@ def job_created(
     fails, the stored file is deleted: nothing is left behind.
     """
     job_id, chunk_size = new_job_id(), chunk_size_for(len(found.addresses), mode=mode)
-    name = files.input_save(job_id, found.addresses, found.originals, chunk_size)
+    name = files.input_save(job_id, found.addresses, found.originals, chunk_size, found.later_rows)
     try:
         with transaction.atomic():
             job = Job(

@@ -57,3 +57,14 @@ def request_logged(*, method: str, path: str, view: str, status: int, seconds: f
         return
     fields = {"method": method, "path": path, "view": view, "status": status, "duration_ms": round(seconds * 1000, 1)}
     requests_logger.info("%s %s %s", method, path, status, extra={"fields": {**fields, "account_id": account_id}})
+
+
+class NoStaticRequests(logging.Filter):
+    """Drops the development server's lines for static files that were served (`make run`): a page's
+    CSS and scripts, not what anyone reads the terminal for."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name != "django.server" or record.levelno > logging.INFO:
+            return True
+        line = str(record.args[0]) if isinstance(record.args, tuple) and record.args else ""  # "GET /path HTTP/1.1"
+        return " /static/" not in line

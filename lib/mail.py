@@ -16,7 +16,14 @@ from django.core.mail.backends import console
 READABLE = email.policy.default.clone(max_line_length=998, cte_type="8bit")
 
 
+FRAME = "=" * 79
+
+
 class ConsoleBackend(console.EmailBackend):
+    """Each message framed, its recipient and subject on top: on `make run`'s terminal the sign-up
+    link stands out from the request lines around it."""
+
     def write_message(self, message: Any) -> None:
         text = message.message(policy=READABLE).as_bytes().decode("utf-8", "replace")
-        self.stream.write(f"{text}\n{'-' * 79}\n")
+        heading = f"MAIL to {', '.join(message.to)}: {message.subject}"
+        self.stream.write(f"\n{FRAME}\n{heading}\n{FRAME}\n{text}\n{FRAME}\n\n")

@@ -14,6 +14,7 @@ from accounts.plans import SIGNUP_CREDITS
 from billing.services import InsufficientCredits
 from verification.engine import Verdict
 from verification.engine.providers import PROVIDER_NAMES
+from verification.engine.reasons import verdict_reason
 from verification.forms import VerifyForm
 from verification.models import RetriedVerification
 from verification.services import verification_run
@@ -36,6 +37,7 @@ class CheckRow:
     label: str
     value: bool | None
     tone: str  # good, bad, fact (neither), unchecked
+    note: str = ""  # said instead of the value
 
 
 @account_required(Action.VERIFY)
@@ -54,8 +56,10 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
         else:
             verdict = result.verdict
             provider = PROVIDER_NAMES.get(verdict.mail_provider or "")
+            reason = verdict_reason(verdict.sub_status, verdict.did_you_mean)
             context.update(verdict=verdict, cached=result.cached, checks=check_rows(verdict), provider=provider)
             context.update(charged=result.charged, retried=_retried(account, result.verification_id))
+            context.update(reason=reason)
     # HtmxMiddleware sets request.htmx; it is falsy unless htmx sent the request.
     partial = bool(getattr(request, "htmx", False))
     template = "verification/_verify_panel.html" if partial else "verification/verify.html"
@@ -84,7 +88,11 @@ def check_rows(verdict: Verdict) -> list[CheckRow]:
     for field in fields(verdict.checks):
         label, good_when = CHECKS[field.name]
         value = getattr(verdict.checks, field.name)
-        rows.append(CheckRow(label, value, _tone(value, good_when)))
+        if field.name == "is_disposable" and value and verdict.did_you_mean:
+            # a typo domain, not a throwaway inbox to the sender: the reason above says which
+            rows.append(CheckRow(label, value, "fact", "on a throwaway list, as typo domains often are"))
+        else:
+            rows.append(CheckRow(label, value, _tone(value, good_when)))
     return rows
 
 

@@ -104,9 +104,11 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
 
 class ApiKey(models.Model):
     class Scope(models.TextChoices):
-        FULL = "full", "Full: everything the API does"
-        VERIFY = "verify", "Verify: single and bulk verification only"
-        READ = "read", "Read: GET requests only"
+        # What each scope may do, in the one set of words the portal, the docs and the OpenAPI schema
+        # use; tests/accounts/test_scope_descriptions.py holds them to accounts/permissions.py's SCOPES.
+        FULL = "full", "Full: everything the API does (verify, bulk lists, jobs, deleting jobs, usage, keys)"
+        VERIFY = "verify", "Verify: single and batch verification only; no bulk lists"
+        READ = "read", "Read: GET requests only (usage, jobs and their results)"
 
     class Kind(models.TextChoices):
         SECRET = "secret", "Secret: for servers"
@@ -152,6 +154,11 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name})"
+
+    @classmethod
+    def scopes_described(cls) -> str:
+        """Every scope and what it may do, for the OpenAPI schema."""
+        return "; ".join(f"`{scope.value}`: {scope.label}" for scope in cls.Scope)
 
     # What ApiKeyQuerySet.find loads with the key: the role of the member who created it.
     creator_role: str | None = None

@@ -103,29 +103,35 @@
     region.textContent = "";
     input.removeAttribute("aria-invalid");
     if (!result) return;
+    // A likely typo is the reason first (docs/widget.md): "Likely typo of jane@gmail.com?", then any
+    // other reason the result is blocked, but never "disposable": typo domains are often listed as such.
+    if (result.did_you_mean) region.appendChild(suggestion(input, state, result));
     if (blocked(result)) {
       input.setAttribute("aria-invalid", "true");
-      region.appendChild(document.createTextNode(MESSAGES[result.sub_status] || MESSAGES[result.status] || MESSAGES.invalid));
+      if (!(result.did_you_mean && result.sub_status === "disposable")) {
+        if (region.firstChild) region.appendChild(document.createTextNode(" "));
+        region.appendChild(document.createTextNode(MESSAGES[result.sub_status] || MESSAGES[result.status] || MESSAGES.invalid));
+      }
     }
-    if (result.did_you_mean) {
-      if (region.firstChild) region.appendChild(document.createTextNode(" "));
-      var wrap = document.createElement("span");
-      wrap.className = "vf-suggestion";
-      wrap.appendChild(document.createTextNode("Did you mean "));
-      var button = document.createElement("button");
-      button.type = "button";
-      button.className = "vf-suggest";
-      button.textContent = result.did_you_mean;
-      button.addEventListener("click", function () {
-        input.value = result.did_you_mean;
-        input.dispatchEvent(new Event("input", { bubbles: true }));
-        input.focus();
-        check(input, state);
-      });
-      wrap.appendChild(button);
-      wrap.appendChild(document.createTextNode("?"));
-      region.appendChild(wrap);
-    }
+  }
+
+  function suggestion(input, state, result) {
+    var wrap = document.createElement("span");
+    wrap.className = "vf-suggestion";
+    wrap.appendChild(document.createTextNode("Likely typo of "));
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "vf-suggest";
+    button.textContent = result.did_you_mean;
+    button.addEventListener("click", function () {
+      input.value = result.did_you_mean;
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+      input.focus();
+      check(input, state);
+    });
+    wrap.appendChild(button);
+    wrap.appendChild(document.createTextNode("?"));
+    return wrap;
   }
 
   function onSubmit(event) {

@@ -116,3 +116,25 @@ def test_createsuperuser_takes_the_email_as_the_login(db: None, monkeypatch: Any
     call_command("createsuperuser", interactive=False, email="Boss@Service.example.com", stdout=StringIO())
     staff = authenticate(username="boss@service.example.com", password="a-long-staff-passphrase")
     assert staff is not None and staff.is_superuser
+
+
+class Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_createsuperuser_at_a_terminal_asks_for_an_email_address_not_a_username(db: None, monkeypatch: Any) -> None:
+    asked: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda prompt="": asked.append(prompt) or "Boss@Service.example.com")
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": "a-long-staff-passphrase")
+    call_command("createsuperuser", stdin=Terminal(), stdout=StringIO(), stderr=StringIO())
+    assert asked == ["Email address (your login): "]
+    staff = authenticate(username="boss@service.example.com", password="a-long-staff-passphrase")
+    assert staff is not None and staff.is_superuser and staff.email.lower() == "boss@service.example.com"
+
+
+def test_the_admins_log_in_asks_for_the_email(db: None) -> None:
+    from django.test import Client
+
+    page = Client().get("/admin/login/").content.decode()
+    assert '<label for="id_username" class="required">Email:</label>' in page

@@ -247,6 +247,17 @@ def test_the_printed_reset_mail_is_readable_and_its_link_works(owner: Persona) -
     assert log_in(Client(), owner.account.owner.email, new).status_code == 302
 
 
+def test_printed_mail_is_framed_with_its_recipient_and_subject_on_top(db: None) -> None:
+    sign_up(Client(), email="maria@shop.example.com")
+    printed = io.StringIO()
+    ConsoleBackend(stream=printed).send_messages(mail.outbox)
+    lines = printed.getvalue().strip().splitlines()
+    frame = "=" * 79
+    assert lines[0] == frame and lines[2] == frame and lines[-1] == frame
+    assert lines[1] == f"MAIL to maria@shop.example.com: {mail.outbox[0].subject}"
+    assert any("/signup/confirm/" in line for line in lines)
+
+
 @committed_db
 def test_parallel_wrong_passwords_get_only_five_password_checks() -> None:
     email = make_persona(plan_code="free", credits=1).account.owner.email

@@ -59,13 +59,14 @@ RUN_ELSEWHERE[
     'VERIFIER_SMTP_EGRESS="bind:203.0.113.7|helo=mx1.verifier.example,bind:203.0.113.8|helo=mx2.verifier.example,'
     'socks5://10.0.0.5:1080|helo=mx3.verifier.example"'
 ] = "tests/verification/test_egress.py::test_the_documented_egress_list_is_read_as_three_egresses (the value, parsed)"
+RUN_ELSEWHERE["make run-offline"] = (
+    "tests/docs/test_quickstart.py::test_a_fresh_copy_follows_the_quickstart_offline_to_a_verified_address_and_a_job "
+    "(as `make run-offline PORT=…`, then the Quickstart's curl block against it)"
+)
 RUN_ELSEWHERE[_PRODUCTION_EXPORT] = _PRODUCTION + " (its settings, with this machine's database, cache and port)"
 # Each command no test runs -> why.
 NOT_RUN = {
     "make test": "the default suite itself: run from a test it would recurse",
-    "VERIFIER_DNS_NAMESERVERS=127.0.0.1:5353 make run": "a fixed port a parallel suite cannot hold; the service "
-    "pointed at a loopback DNS server is what every test does (tests/conftest.py), make run PORT=… is run by "
-    "tests/config/test_port.py",
     "make install-dev": "installs into the virtualenv the suite runs from; `make test` and `make test-all` run it "
     "before the suite (their recipes depend on it)",
     ".venv/bin/python -m tests.support.localstripe --port 8420 &": "fixed ports (8420, and make run's 8000) a "

@@ -169,3 +169,16 @@ def test_rows_past_the_sniffed_lines_read_as_the_csv_reader_reads_them() -> None
 
 def test_rows_wider_than_the_header_get_numbered_columns() -> None:
     assert listing(b"Name,Email\nJane,jane@good.com,extra\n").columns == ["Name", "Email", "column_3"]
+
+
+def test_rows_repeating_an_address_are_kept_aside_with_their_place_and_first_row_number() -> None:
+    from jobs.csvfile import LaterRow, later_rows_read
+
+    data = b"Name,Email\nAnn,ann@good.com\n\nBob,bob@good.com\nAnnie,ANN@good.com\nRob,bob@good.com \n"
+    found = read_list(io.BytesIO(data))
+    assert (found.addresses, found.rows, found.duplicates) == (["ann@good.com", "bob@good.com"], 4, 2)
+    found.later_rows.file.seek(0)
+    assert list(later_rows_read(found.later_rows.file)) == [
+        LaterRow(place=2, unique_at=0, first_row=2, cells=["Annie", "ANN@good.com"]),
+        LaterRow(place=3, unique_at=1, first_row=4, cells=["Rob", "bob@good.com "]),  # row 3 is the blank one
+    ]

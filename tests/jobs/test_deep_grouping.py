@@ -307,7 +307,9 @@ def test_a_grouped_jobs_row_whose_address_holds_a_line_break_keeps_its_place(
     settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_BATCH_ROWS = 8, 16
     rows = [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]
     rows.insert(5, "broken\nline@deepfarm.net")
-    content = "email,name\n" + "".join(f'"{email}",Name {n}\n' for n, email in enumerate(rows))
+    # two rows repeat an address (the second, the broken one): every row comes back, each repeat naming its first
+    uploaded = [*rows[:12], rows[1].upper(), *rows[12:], rows[5]]
+    content = "email,name\n" + "".join(f'"{email}",Name {n}\n' for n, email in enumerate(uploaded))
     data = {"file": SimpleUploadedFile("list.csv", content.encode(), "text/csv"), "validation_mode": "deep"}
     with run_tasks():
         job_id = owner.client.post("/v1/verify/bulk", data=data, headers=owner.auth({})).json()["id"]
@@ -318,7 +320,12 @@ def test_a_grouped_jobs_row_whose_address_holds_a_line_break_keeps_its_place(
     assert [row[0] for row in result[1:]] == rows
     response = owner.client.get(f"/v1/jobs/{job_id}/results?columns=original", headers=owner.auth({}))
     original = download(owner, response["Location"])
-    assert [row[:2] for row in original[1:]] == [[email, f"Name {n}"] for n, email in enumerate(rows)]
+    firsts = {email.lower(): n + 2 for n, email in reversed(list(enumerate(uploaded)))}  # spreadsheet rows
+    assert [row[:2] + row[-1:] for row in original[1:]] == [
+        [email, f"Name {n}", "" if firsts[email.lower()] == n + 2 else str(firsts[email.lower()])]
+        for n, email in enumerate(uploaded)
+    ]
+    assert [row[-1] for row in original[1:]].count("") == len(rows)
 
 
 def test_the_job_page_says_a_large_deep_job_is_sorted_then_how_many_rows_mail_servers_are_asked(

@@ -154,7 +154,7 @@ def test_portal_deep_upload_runs_and_its_page_shows_mode_and_sub_statuses(owner:
     job = Job.objects.get(account=owner.account)
     assert job.validation_mode == "deep" and job.status == Job.Status.COMPLETED
     page = client.get(reverse("job", args=[job.pk])).content.decode()
-    assert "Deep (SMTP) mode" in page
+    assert "Deep check: each mailbox asked of its mail server" in page
     assert "No such mailbox" in page and "Catch-all domain" in page and "Blocked by the mail server" in page
 
 
@@ -162,7 +162,7 @@ def test_fast_job_page_leaves_deep_sub_statuses_out(owner: Persona, run_tasks: R
     with run_tasks():
         job_id = deep_upload(owner, ROWS[:2], mode="fast").json()["id"]
     page = logged_in(owner).get(reverse("job", args=[job_id])).content.decode()
-    assert "Fast mode" in page and "No such mailbox" not in page
+    assert "Quick check: address, domain and lists" in page and "No such mailbox" not in page
 
 
 def test_a_deep_chunk_judged_as_the_resolver_breaks_is_put_back_and_judged_right_later(

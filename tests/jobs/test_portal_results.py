@@ -40,6 +40,15 @@ def test_preview_card_shows_the_rows_with_the_email_column_highlighted(owner: Pe
     assert 'data-preview-count="duplicates">1<' in page and "Verify 2 addresses" in page
 
 
+def test_preview_says_a_repeated_address_is_charged_once_and_every_row_comes_back(owner: Persona) -> None:
+    page = post(owner, "job-preview").content.decode()
+    said = re.search(r"data-preview-duplicates>([^<]+)<", page)
+    assert said and said[1].split()[:4] == ["1", "row", "repeats", "an"]
+    assert "charged once" in said[1] and "gives every row back" in said[1]
+    unique = b"Name,Contact\nJane,jane@good.com\n"
+    assert "data-preview-duplicates" not in post(owner, "job-preview", unique).content.decode()
+
+
 def test_preview_card_follows_the_chosen_column(owner: Persona) -> None:
     page = post(owner, "job-preview", email_column="1").content.decode()
     assert '<option value="1" selected>Name</option>' in page and 'data-preview-count="invalid_syntax">2<' in page
@@ -101,6 +110,8 @@ def test_job_page_has_the_file_name_as_title_the_chart_and_the_downloads(owner: 
     assert 'data-breakdown="valid"><td>' in page and "50.0%" in page and 'data-breakdown="no_mx_record"' in page
     download = reverse("job-download", args=[job.pk])
     assert f"{download}?status=valid&amp;columns=original" in page and f"{download}?status=invalid" in page
+    said = re.search(r"data-downloads-explained>([^<]+)<", page)
+    assert said and "every row of it" in said[1] and "duplicate_of_row" in said[1] and "charged once" in said[1]
 
 
 def test_job_page_counts_rows_by_mail_provider_most_first(
@@ -123,6 +134,12 @@ def test_portal_download_filters_and_keeps_original_columns(owner: Persona, run_
     rows = b"".join(client.get(link).streaming_content).decode().splitlines()
     assert rows[0].startswith("Name,Company,Contact,verifier_email,verifier_status") and len(rows) == 2
     assert rows[1].startswith("Jane,Acme,jane@good.com,jane@good.com,valid")
+    link = client.get(reverse("job-download", args=[job.pk]), {"status": "invalid", "columns": "original"})["Location"]
+    rows = b"".join(client.get(link).streaming_content).decode().splitlines()
+    assert [(row.split(",")[2], row.split(",")[-1]) for row in rows[1:]] == [
+        ("x@nullmx.com", ""),
+        ("X@nullmx.com", "3"),
+    ]
 
 
 def test_partial_job_shows_partial_not_completed(db: None, run_tasks: RunTasks) -> None:

@@ -112,6 +112,7 @@ def test_result_file_has_every_row_in_upload_order_with_formulas_escaped(
         "deliverability": "",
         "deliverability_basis": "",
         "feedback": "",
+        "reason": "",
     }
 
 

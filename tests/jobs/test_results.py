@@ -99,6 +99,26 @@ def test_breakdown_counts_processed_rows_by_sub_status_and_flag(owner: Persona, 
     }
 
 
+def test_a_likely_typo_on_a_throwaway_list_is_counted_once_under_typos_and_named_a_typo(
+    owner: Persona, run_tasks: RunTasks, dns_server: DnsServer
+) -> None:
+    dns_server.set("gmial.com", MX("mx.gmial.com"))  # listed as throwaway, and takes mail
+    content = "email\njane@gmial.com\nsomeone@mailinator.com\ninfo@good.com\njoe@good.com\n"
+    job_id = finished(owner, run_tasks, content)
+    breakdown = owner.get(f"/v1/jobs/{job_id}").json()["breakdown"]
+    assert (breakdown["disposable"], breakdown["did_you_mean"], breakdown["role_based"]) == (1, 1, 1)
+    rows = downloaded(owner, job_id)
+    reason, sub_status = rows[0].index("reason"), rows[0].index("sub_status")
+    assert [(row[0], row[sub_status], row[reason]) for row in rows[1:]] == [
+        ("jane@gmial.com", "disposable", "Likely typo of jane@gmail.com"),  # the API's sub_status stays
+        ("someone@mailinator.com", "disposable", "Throwaway address"),
+        ("info@good.com", "role_based", "Shared inbox (info@, sales@ …)"),
+        ("joe@good.com", "", ""),
+    ]
+    original = downloaded(owner, job_id, columns="original")
+    assert original[1][original[0].index("verifier_reason")] == "Likely typo of jane@gmail.com"
+
+
 def test_breakdown_counts_rows_by_mail_provider(owner: Persona, run_tasks: RunTasks, dns_server: DnsServer) -> None:
     dns_server.set("contoso.com", MX("contoso-com.mail.protection.outlook.com"))
     dns_server.set("fabrikam.com", MX("fabrikam-com.mail.protection.outlook.com"))
@@ -113,9 +133,57 @@ def test_breakdown_counts_rows_by_mail_provider(owner: Persona, run_tasks: RunTa
 def test_original_columns_come_first_then_the_verifier_columns(owner: Persona, run_tasks: RunTasks) -> None:
     rows = downloaded(owner, finished(owner, run_tasks), columns="original")
     verifier = [f"verifier_{column}" for column in RESULT_COLUMNS]
-    assert rows[0] == ["Name", "Company", "Mail To", "Lead Score", *verifier]
+    assert rows[0] == ["Name", "Company", "Mail To", "Lead Score", *verifier, "duplicate_of_row"]
     assert rows[1][:7] == ["Jane", "Acme", "jane@good.com", "90", "jane@good.com", "valid", ""]
-    assert len(rows) == 1 + 6  # each unique address once, on the first row it appeared on
+
+
+def test_every_row_comes_back_in_upload_order_a_repeated_address_naming_its_first_row(
+    owner: Persona, run_tasks: RunTasks
+) -> None:
+    rows = downloaded(owner, finished(owner, run_tasks), columns="original")
+    assert [(row[0], row[-1]) for row in rows[1:]] == [
+        ("Jane", ""),
+        ("'=HYPERLINK(1)", ""),
+        ("Info", ""),
+        ("Jane again", "2"),  # the header is row 1: Jane's first row is row 2
+        ("Bad", ""),
+        ("Free", ""),
+        ("Typo", ""),
+    ]
+    jane, again = rows[1], rows[4]
+    assert again[4:-1] == jane[4:-1]  # the same verdict, from verifier_email on
+    assert downloaded(owner, Job.objects.get().pk)[1:] == [row[4:-1] for row in rows[1:] if not row[-1]]
+
+
+def test_a_repeated_address_is_charged_once(owner: Persona, run_tasks: RunTasks) -> None:
+    before = owner.account.credit_balance
+    content = "email\na@good.com\nA@good.com\nb@good.com\na@good.com \n"
+    job = Job.objects.get(pk=finished(owner, run_tasks, content))
+    owner.account.refresh_from_db()
+    assert (job.total, before - owner.account.credit_balance) == (2, 2)
+
+
+def test_repeated_rows_follow_their_address_and_name_its_first_row_even_past_blank_rows(
+    owner: Persona, run_tasks: RunTasks, settings: Any
+) -> None:
+    settings.BULK_CHUNK_SIZE = 2  # the repeats fall in other chunks than their first rows
+    content = "email,n\na@good.com,1\n\nb@good.com,2\nnot an address,3\nc@good.com,4\na@good.com,5\n"
+    content += "x,6\nnot an address,7\nd@good.com,8\nb@good.com,9\nB@good.com,10\n"
+    rows = downloaded(owner, finished(owner, run_tasks, content), columns="original")
+    status = rows[0].index("verifier_status")
+    assert [(row[1], row[status], row[-1]) for row in rows[1:]] == [
+        ("1", "valid", ""),
+        ("2", "valid", ""),
+        ("3", "invalid", ""),
+        ("4", "valid", ""),
+        ("5", "valid", "2"),
+        ("6", "invalid", ""),
+        ("7", "invalid", "5"),  # the blank line is row 3, as a spreadsheet numbers it
+        ("8", "valid", ""),
+        ("9", "valid", "4"),
+        ("10", "valid", "4"),
+    ]
+    assert rows[7][status + 1] == "invalid_syntax"
 
 
 def test_formula_neutralising_applies_to_the_customers_cells_too(owner: Persona, run_tasks: RunTasks) -> None:
@@ -132,7 +200,7 @@ def test_a_file_without_header_gets_numbered_columns(owner: Persona, run_tasks: 
 def test_status_filter_keeps_only_those_statuses_in_upload_order(owner: Persona, run_tasks: RunTasks) -> None:
     job_id = finished(owner, run_tasks)
     safe = downloaded(owner, job_id, status="valid", columns="original")
-    assert [row[2] for row in safe[1:]] == ["jane@good.com", "someone@gmail.com", "someone@gmsil.com"]
+    assert [row[2] for row in safe[1:]] == ["jane@good.com", "JANE@good.com", "someone@gmail.com", "someone@gmsil.com"]
     both = downloaded(owner, job_id, status="risky,valid")
     assert {row[1] for row in both[1:]} == {"valid", "risky"} and both[0] == list(RESULT_COLUMNS)
 
@@ -170,9 +238,11 @@ def test_input_and_parts_are_deleted_once_the_results_exist(owner: Persona, run_
 def test_a_partial_job_keeps_original_rows_aligned(db: None, settings: Any, run_tasks: RunTasks) -> None:
     settings.BULK_CHUNK_SIZE = 2
     poor = make_persona(plan_code="starter", credits=3)
-    content = "Name,Email\n" + "".join(f"N{i},user{i}@good.com\n" for i in range(7))
+    content = "Name,Email\n" + "".join(f"N{i},user{i}@good.com\n" for i in range(7)) + "Again,user4@good.com\n"
+    content += "Again,user1@good.com\n"
     rows = downloaded(poor, finished(poor, run_tasks, content), columns="original")
-    assert [(row[0], row[2]) for row in rows[1:]] == [(f"N{i}", f"user{i}@good.com") for i in range(3)]
+    expected = [(f"N{i}", f"user{i}@good.com", "") for i in range(3)] + [("Again", "user1@good.com", "3")]
+    assert [(row[0], row[1], row[-1]) for row in rows[1:]] == expected  # unprocessed addresses' rows left out
 
 
 def test_the_first_original_columns_download_builds_the_file_if_the_task_has_not(owner: Persona, media: Path) -> None:

@@ -33,7 +33,7 @@ from tests.verification.test_smtp_grouping import tenants
 
 BUCKET = "verifier-test"
 CREDENTIALS = {"access_key": "testing", "secret_key": "testing", "region_name": "us-east-1"}
-CRM = b"Name,Contact\nJane,jane@good.com\nJoe,x@nullmx.com\n"
+CRM = b"Name,Contact\nJane,jane@good.com\nJoe,x@nullmx.com\nJane again,Jane@good.com\n"
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,10 @@ def test_on_s3_filtered_results_with_original_columns_redirect_to_s3(
     assert response.status_code == 302 and "Signature=" in response["Location"]
     rows = fetch(response["Location"])
     assert rows[0][:4] == ["Name", "Contact", "verifier_email", "verifier_status"]
-    assert [row[:4] for row in rows[1:]] == [["Jane", "jane@good.com", "jane@good.com", "valid"]]
+    assert [row[:4] + row[-1:] for row in rows[1:]] == [
+        ["Jane", "jane@good.com", "jane@good.com", "valid", ""],
+        ["Jane again", "Jane@good.com", "jane@good.com", "valid", "2"],  # every row back, the repeat too
+    ]
 
 
 def test_on_s3_delete_removes_every_file(owner: Persona, run_tasks: RunTasks, bucket: Any) -> None:

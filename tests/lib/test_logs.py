@@ -96,3 +96,14 @@ def test_an_unknown_log_format_stops_the_process() -> None:
     done = run_logging("xml")
     assert done.returncode != 0
     assert "LOG_FORMAT must be 'plain' or 'json'" in done.stderr
+
+
+def test_the_development_servers_lines_for_static_files_are_left_out_and_the_rest_kept() -> None:
+    from lib.logs import NoStaticRequests
+
+    def record(line: str, level: int = logging.INFO) -> logging.LogRecord:
+        return logging.LogRecord("django.server", level, __file__, 1, '"%s" %s %s', (line, "200", "512"), None)
+
+    kept = NoStaticRequests().filter
+    assert not kept(record("GET /static/css/app.css HTTP/1.1"))
+    assert kept(record("GET /signup HTTP/1.1")) and kept(record("GET /static/missing.css HTTP/1.1", logging.WARNING))

@@ -149,6 +149,7 @@ def test_customer_journey_through_the_portal(page: Page, live_server: Any, setti
     expect(page.locator("#credits-left")).to_contain_text("98")
     snap(page, "05-verify")
 
+    page.get_by_role("link", name="API keys").click()  # the signing secret is the developers', linked from there
     page.get_by_role("link", name="Signing secret").click()
     secret = page.get_by_label("Signing secret")
     old = secret.input_value()
@@ -348,9 +349,10 @@ def test_the_admin_ledger_shows_every_column_at_1280_pixels(page: Page, live_ser
 def log_in_to_the_admin(page: Page) -> None:
     from django.contrib.auth import get_user_model
 
-    get_user_model().objects.create_superuser("boss", "boss@service.example.com", "a-long-staff-passphrase")
+    staff = "boss@service.example.com"  # staff sign in by email (createsuperuser makes it the login)
+    get_user_model().objects.create_superuser(staff, staff, "a-long-staff-passphrase")
     page.goto("/admin/")
-    page.get_by_label("Username").fill("boss")
+    page.get_by_label("Email").fill(staff)
     page.get_by_label("Password").fill("a-long-staff-passphrase")
     page.get_by_role("button", name="Log in").click()
 

@@ -1,8 +1,9 @@
 """A paying customer's first day, in one go from an empty database, on a desktop and on a 390 px
 phone (issue 32): sign up, confirm the address from the mail, evaluate a list for free, buy a pack
 (localstripe), take a plan seeing its renewal date, download the receipt (the page and the PDF),
-upload a list and download its results. Every page on the way fits the screen: no horizontal
-scrolling. UPDATE_DOCS_SCREENSHOTS=1 saves each step to docs/images/first-day/<screen>-<step>.png.
+upload a CRM export with repeated addresses and download it back whole. Every page on the way fits
+the screen: no horizontal scrolling, and every table's cells and actions in view.
+UPDATE_DOCS_SCREENSHOTS=1 saves each step to docs/images/first-day/<screen>-<step>.png.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from tests.portal.test_browser import (  # noqa: F401
     run_chunks_watching,
     settled,
 )
+from tests.portal.test_browser_phone import TABLES_JS
 from tests.support.localstripe import CARD_OK
 
 if CHROMIUM.exists() or IN_CI:
@@ -42,7 +44,10 @@ if CHROMIUM.exists() or IN_CI:
 IMAGES = ROOT / "docs" / "images" / "first-day"
 SCREENS: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 EMAIL = "maria@shop.example.com"
-NEWSLETTER = "email,first_name\nann@good.com,Ann\nbob@nullmx.com,Bob\ninfo@good.com,Info\ncid@good.com,Cid\n"
+# A CRM export: two people share Ann's address (the second in capitals), Bob's is a dead domain.
+NEWSLETTER = (
+    "email,first_name\nann@good.com,Ann\nbob@nullmx.com,Bob\ninfo@good.com,Info\ncid@good.com,Cid\nANN@good.com,Annie\n"
+)
 
 
 class Walk:
@@ -55,6 +60,8 @@ class Walk:
         width = self.page.evaluate("document.documentElement.clientWidth")
         scroll = self.page.evaluate("document.documentElement.scrollWidth")
         assert scroll <= width, f"{self.screen} {name} ({self.page.url}): {scroll} px wide on a {width} px screen"
+        out_of_view = self.page.evaluate(TABLES_JS)  # every table's cells and actions in view
+        assert not out_of_view, f"{self.screen} {name} ({self.page.url}): tables that do not fit: {out_of_view}"
         if UPDATE_DOCS:
             IMAGES.mkdir(parents=True, exist_ok=True)
             self.page.screenshot(path=str(IMAGES / f"{self.screen}-{name}.png"), full_page=True)
@@ -167,14 +174,28 @@ def upload_and_download(walk: Walk) -> None:
     drop_file(page, "newsletter.csv", NEWSLETTER)
     expect(page.locator("[data-preview-count=unique]")).to_have_text("4")
     settled(page)
+    expect(page.locator("[data-preview-count=rows]")).to_have_text("5")
+    expect(page.locator("[data-preview-duplicates]")).to_contain_text("charged once")
     walk.step("13-upload-preview")
     page.get_by_role("button", name="Verify 4 addresses").click()
     expect(page).to_have_url(re.compile(r"/jobs/job_[A-Za-z0-9]+$"))
     run_chunks_watching(page, page.url.rsplit("/", 1)[1])
     expect(page.locator("[data-job-status]")).to_have_text("Completed")
     walk.step("14-job")
+    expect(page.locator("[data-downloads-explained]")).to_contain_text("every row of it")
     with page.expect_download() as download:
         page.get_by_role("link", name="Safe to send, with your columns").click()
     rows = Path(download.value.path()).read_text().splitlines()
     assert rows[0].startswith("email,first_name,verifier_email,verifier_status,")
-    assert sorted(row.split(",")[0] for row in rows[1:]) == ["ann@good.com", "cid@good.com"]
+    assert sorted(row.split(",")[0] for row in rows[1:]) == ["ANN@good.com", "ann@good.com", "cid@good.com"]
+    with page.expect_download() as download:  # the whole file back: every contact, in its order
+        page.get_by_role("link", name="All, with your columns").click()
+    rows = [row.split(",") for row in Path(download.value.path()).read_text().splitlines()]
+    assert [(row[1], row[-1]) for row in rows[1:]] == [
+        ("Ann", ""),
+        ("Bob", ""),
+        ("Info", ""),
+        ("Cid", ""),
+        ("Annie", "2"),  # the same address as row 2, with its verdict
+    ]
+    assert rows[5][3] == rows[1][3] == "valid"

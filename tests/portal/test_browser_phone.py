@@ -1,6 +1,8 @@
 """Every portal page on a 390 px phone, for each role: nothing wider than the screen (no horizontal
 scrolling), the pages a role may not open included (their 403 page). The pages are the permission
 table's routes (tests/test_permissions.py), so a new page is measured without being listed here.
+Every table on them, at 390 and at 1280 px, for each role (and the staff dashboard for staff): no
+table wider than the room it has, so its actions and columns are in view without scrolling sideways.
 UPDATE_DOCS_SCREENSHOTS=1 refreshes docs/images/phone-*.png."""
 
 from __future__ import annotations
@@ -30,6 +32,33 @@ OVERFLOW_JS = """() => {
   ).map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className}`);
   return {scroll: document.documentElement.scrollWidth, width, wide: wide.slice(0, 5)};
 }"""
+# Each visible table that reaches past its box or the screen, named by its caption or the heading above it.
+TABLES_JS = """() => {
+  const screen = document.documentElement.clientWidth;
+  const named = (table) => (table.dataset.table || table.caption?.textContent
+    || table.closest("section, details, main")?.querySelector("h1, h2, h3, summary")?.textContent
+    || "a table").trim();
+  // Visually hidden (a stacked table's header row, a label for screen readers): a box of 1 px or less.
+  const hidden = (el, table) => {
+    for (let node = el; node && node !== table; node = node.parentElement) {
+      const box = node.getBoundingClientRect();
+      if (box.width <= 1 || box.height <= 1) return true;
+    }
+    return false;
+  };
+  return [...document.querySelectorAll("table")].filter((table) => table.getClientRects().length).flatMap((table) => {
+    const room = Math.min(screen, table.parentElement.getBoundingClientRect().right);
+    const out = [...table.querySelectorAll("th, td, a, button, select, input")].filter(
+      (el) => el.getClientRects().length && !hidden(el, table) && el.getBoundingClientRect().right > room + 1
+    );
+    if (!out.length) return [];
+    const wide = Math.round(table.getBoundingClientRect().width);
+    const cut = [...new Set(out.map((el) => (el.dataset.label || el.textContent || el.tagName).trim().slice(0, 30)))];
+    const has = Math.round(room - table.getBoundingClientRect().left);
+    return [`${named(table)}: ${wide} px in ${has} px, out of view: ${cut.slice(0, 4).join(" | ")}`];
+  });
+}"""
+DESKTOP = {"width": 1280, "height": 900}
 # Screenshots of these pages at 390 px go to docs/images/phone-<name>.png.
 DOC_PAGES = {"dashboard", "keys", "members", "jobs", "job-new", "billing"}
 
@@ -77,6 +106,90 @@ def test_every_portal_page_fits_a_390_px_phone_for_each_role(page: Page) -> None
             if UPDATE_DOCS and role == Role.OWNER and name in DOC_PAGES:
                 page.screenshot(path=str(ROOT / "docs" / "images" / f"phone-{name}.png"), full_page=True)
     assert not too_wide, "wider than the phone:\n" + "\n".join(f"{k}: {v}" for k, v in sorted(too_wide.items()))
+
+
+def tables_out_of_view(page: Page, url: str) -> list[str]:
+    head = page.request.get(url, max_redirects=0)
+    if head.status == 405 or "text/html" not in (head.headers.get("content-type") or ""):
+        return []
+    page.goto(url)
+    found: list[str] = page.evaluate(TABLES_JS)
+    return found
+
+
+def tables_filled(account: Any) -> None:
+    """What makes the account's tables wide: keys with every limit, a finished job with a long file
+    name, audit events with long addresses (members come with the roles)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from accounts.models import ApiKey, AuditEvent
+    from jobs.models import Job
+
+    limits = {"expires_at": timezone.now() + timedelta(days=30), "allowed_ips": "203.0.113.0/24\n198.51.100.7"}
+    ApiKey.issue(account=account, name="Marketing site sign-up form", daily_cap=500, monthly_cap=10000, **limits)
+    origins = "https://www.shop-with-a-long-name.example.com"
+    ApiKey.issue(account=account, name="Widget", kind=ApiKey.Kind.PUBLISHABLE, allowed_origins=origins, scope="verify")
+    Job.objects.create(
+        account=account,
+        total=3_000,
+        processed=3_000,
+        valid=2_000,
+        invalid=600,
+        risky=300,
+        unknown=100,
+        status=Job.Status.COMPLETED,
+        filename="crm-export-all-contacts-2026-11-27-final-v2.csv",
+        input_name="x",
+        completed_at=timezone.now(),
+        breakdown={"no_mx_record": 500, "disposable": 100, "did_you_mean": 14},
+    )
+    for action in list(AuditEvent.Action)[:6]:
+        AuditEvent.objects.create(
+            account=account,
+            action=action,
+            actor_email="someone.with.a.long.address@company.example.com",
+            ip="2001:db8:85a3::8a2e:370:7334",
+            detail="Marketing site sign-up form (ev_live_AbCd…), daily cap 500",
+        )
+    return account
+
+
+def test_every_table_keeps_its_actions_and_columns_in_view_at_390_and_1280_px_for_each_role(page: Page) -> None:
+    account = AccountFactory(plan_code="starter", credits=1000)
+    issue_key(account)  # the key sample_arguments shows on /keys/<id>/revoke
+    pages = phone_pages(Persona(account))
+    tables_filled(account)
+    out_of_view: list[str] = []
+    for role in Role:
+        user = account.owner if role == Role.OWNER else UserFactory()
+        if role != Role.OWNER:
+            Membership.objects.create(account=account, user=user, role=role)
+        page.context.clear_cookies()
+        log_in(page, user.email, PASSWORD)
+        for screen in (PHONE, DESKTOP):
+            page.set_viewport_size(screen)
+            for name, url in pages:
+                out_of_view += [
+                    f"{role} {screen['width']} px {name}: {table}" for table in tables_out_of_view(page, url)
+                ]
+    staff = UserFactory(is_staff=True, is_superuser=True)
+    page.context.clear_cookies()
+    log_in_staff(page, staff.email)
+    for screen in (PHONE, DESKTOP):
+        page.set_viewport_size(screen)
+        out_of_view += [
+            f"staff {screen['width']} px dashboard: {t}" for t in tables_out_of_view(page, "/admin/dashboard/")
+        ]
+    assert not out_of_view, "tables that do not fit:\n" + "\n".join(out_of_view)
+
+
+def log_in_staff(page: Page, email: str) -> None:
+    page.goto("/admin/login/")
+    page.locator("input[name=username]").fill(email)
+    page.locator("input[name=password]").fill(PASSWORD)
+    page.locator("input[type=submit]").click()
 
 
 EVALUATION_IMAGE = ROOT / "docs" / "images" / "upload-evaluation.png"

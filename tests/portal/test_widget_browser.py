@@ -19,6 +19,7 @@ from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
 from tests.portal.test_browser import page as page  # the fixture: Chromium, its CSP watch
 from tests.portal.test_browser import pytestmark as pytestmark  # its marks: browser, Chromium present, committed data
 from tests.support.customer_site import CustomerSite, SilentServer
+from tests.support.dns_server import MX
 
 if CHROMIUM.exists() or IN_CI:
     from axe_playwright_python.sync_playwright import Axe
@@ -75,7 +76,9 @@ def test_a_typo_is_offered_and_applied_with_one_click(page: Page, shop: Customer
     field = page.get_by_label("Email")
     region_id = field.get_attribute("aria-describedby")
     assert region_id and page.locator(f"#{region_id}").get_attribute("aria-live") == "polite"
-    expect(page.locator(f"#{region_id}")).to_contain_text("This domain cannot receive email.")
+    expect(page.locator(f"#{region_id}")).to_have_text(
+        "Likely typo of jane@gmail.com? This domain cannot receive email."
+    )
     suggestion.click()
     expect(field).to_have_value("jane@gmail.com")
     expect(page.locator(f"#{region_id}")).to_have_text("")
@@ -83,6 +86,21 @@ def test_a_typo_is_offered_and_applied_with_one_click(page: Page, shop: Customer
     page.get_by_role("button", name="Sign up").click()
     expect(page).to_have_url(re.compile(r"/thanks\?email=jane%40gmail\.com$"))
     assert balance(account) == 98
+
+
+def test_a_typo_on_a_throwaway_list_is_named_a_typo_not_a_throwaway_inbox(
+    page: Page, live_server: Any, account: Account, dns_server: Any
+) -> None:
+    dns_server.set("gmial.com", MX("mx.gmial.com"))  # listed as throwaway, and takes mail: risky, disposable
+    with CustomerSite("") as site:
+        extra = 'data-block="invalid,disposable"'
+        site.html = SHOP_PAGE.format(api=live_server.url, key=publishable_key(account, site.origin), extra=extra)
+        page.goto(site.origin + "/")
+        page.get_by_label("Email").fill("jane@gmial.com")
+        page.keyboard.press("Tab")
+        region = page.locator("#" + (page.get_by_label("Email").get_attribute("aria-describedby") or ""))
+        expect(region).to_have_text("Likely typo of jane@gmail.com?")
+        expect(page.get_by_label("Email")).to_have_attribute("aria-invalid", "true")
 
 
 def test_an_invalid_address_stops_the_form_until_it_is_fixed(page: Page, shop: CustomerSite) -> None:
@@ -242,7 +260,7 @@ WIDGET_CALL = """(email) => new Promise((resolve) => {
   const region = document.getElementById(input.getAttribute("aria-describedby"));
   const started = performance.now();
   new MutationObserver((_, observer) => {
-    if (region.textContent.includes("Did you mean")) { observer.disconnect(); resolve(performance.now() - started); }
+    if (region.textContent.includes("Likely typo of")) { observer.disconnect(); resolve(performance.now() - started); }
   }).observe(region, {childList: true, subtree: true, characterData: true});
   input.value = email;
   input.dispatchEvent(new Event("change"));

@@ -90,7 +90,7 @@ def test_new_customer_verifies_deep_and_runs_a_deep_job(
     settled(page)
     page.get_by_role("button", name="Verify 4 addresses").click()
     expect(page).to_have_url(re.compile(r"/jobs/job_[A-Za-z0-9]+$"))
-    expect(page.locator("[data-validation-mode]")).to_have_text("Deep (SMTP) mode")
+    expect(page.locator("[data-validation-mode]")).to_have_text("Deep check: each mailbox asked of its mail server")
     run_chunks_watching(page, page.url.rsplit("/", 1)[1])
     expect(page.locator("[data-job-status]")).to_have_text("Completed")
     expect(page.get_by_text("No such mailbox")).to_be_visible()

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from billing.models import LedgerEntry
 from tests.conftest import Persona, make_persona
+from tests.support.dns_server import MX, DnsServer
 from tests.support.portal import logged_in
 
 
@@ -38,6 +39,23 @@ def test_verify_form_shows_the_verdict_card(owner: Persona) -> None:
 def test_verify_form_offers_to_check_the_suggested_address(owner: Persona) -> None:
     page = verify(owner, "jane@gmial.com")
     assert '<input type="hidden" name="email" value="jane@gmail.com">' in page
+
+
+def test_a_typo_on_a_throwaway_list_reads_as_a_likely_typo_not_a_throwaway_inbox(
+    owner: Persona, dns_server: DnsServer
+) -> None:
+    dns_server.set("gmial.com", MX("mx.gmial.com"))  # as the offline DNS server answers: listed, but takes mail
+    page = verify(owner, "jane@gmial.com")
+    assert "data-verdict-status>risky<" in page and 'badge-outline">disposable<' in page  # the API's verdict
+    facts = page.split('<dl class="verdict-facts">', 1)[1]
+    assert facts.lstrip().startswith("<div data-reason><dt>Reason</dt><dd>Likely typo of jane@gmail.com</dd>")
+    assert "Disposable domain: <strong>on a throwaway list, as typo domains often are</strong>" in page
+    assert "Throwaway address" not in page
+
+
+def test_a_verdict_without_a_suggestion_gives_its_sub_status_in_words(owner: Persona) -> None:
+    assert "<dt>Reason</dt><dd>Throwaway address</dd>" in verify(owner, "someone@mailinator.com")
+    assert "data-reason" not in verify(owner, "jane@good.com")
 
 
 def test_verify_form_lists_every_check(owner: Persona) -> None:

@@ -4,9 +4,11 @@ over stdio, against a live service: the four tools listed and called, an API err
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -155,3 +157,44 @@ def test_a_service_that_never_answers_is_named_with_the_wait(service: LiveServic
         options = {"VERIFIER_BASE_URL": url, "VERIFIER_RETRIES": "0", "VERIFIER_TIMEOUT": "1"}
         text = error_text(call(service, "verify_email", {"email": "a@b.com"}, **options))
     assert text == f"Error executing tool verify_email: the service at {url} did not answer in 1 s"
+
+
+def test_the_server_reports_the_clients_version_and_logs_no_request_lines(service: LiveService, tmp_path: Path) -> None:
+    async def work(session: ClientSession) -> Any:
+        await session.call_tool("verify_email", {"email": "valid@sandbox.example"})
+        return session
+
+    errors = tmp_path / "stderr.txt"
+    env = {**os.environ, "VERIFIER_API_KEY": service.account["test_api_key"], "VERIFIER_BASE_URL": service.base_url}
+    env["PYTHONPATH"] = SOURCE
+
+    async def main() -> str:
+        parameters = StdioServerParameters(command=sys.executable, args=["-m", "verifier", "mcp"], env=env)
+        with errors.open("w") as stderr:
+            async with stdio_client(parameters, errlog=stderr) as (read, write), ClientSession(read, write) as session:
+                initialized = await session.initialize()
+                await work(session)
+                return str(initialized.server_info.version)
+
+    version = asyncio.run(asyncio.wait_for(main(), timeout=60))
+    assert version == importlib.metadata.version("email-verifier-client")
+    assert "HTTP Request" not in errors.read_text() and "/v1/verify" not in errors.read_text()
+
+
+def test_without_the_mcp_extra_the_command_says_how_to_install_it_instead_of_a_traceback() -> None:
+    # `mcp` made unimportable, as in an install without the extra
+    code = "import sys; sys.modules['mcp'] = None; from verifier.cli import main; sys.exit(main())"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "mcp"],
+        env={
+            **os.environ,
+            "VERIFIER_API_KEY": "ev_test_x",
+            "VERIFIER_BASE_URL": "http://127.0.0.1:9",
+            "PYTHONPATH": SOURCE,
+        },
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert 'pip install "email-verifier-client[mcp]"' in done.stderr

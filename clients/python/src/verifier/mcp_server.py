@@ -15,7 +15,9 @@ status, code and message, or that the service could not be reached or did not an
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -48,7 +50,7 @@ def server(client: Client, root: Path | None = None) -> Any:
     from mcp.server.mcpserver import MCPServer
 
     files = (root or Path.cwd()).resolve()
-    mcp = MCPServer("email-verifier", instructions=INSTRUCTIONS)
+    mcp = MCPServer("email-verifier", instructions=INSTRUCTIONS, version=client_version(), log_level="WARNING")
 
     @mcp.tool()
     @_tool_errors(client)
@@ -125,8 +127,27 @@ def _tool_errors(client: Client) -> Callable[[Callable[..., dict[str, Any]]], Ca
     return decorate
 
 
+MISSING_SDK = (
+    "verifier mcp needs the MCP SDK, an extra of this package: "
+    'pip install "email-verifier-client[mcp]" (from the service\'s repository: pip install "./clients/python[mcp]")'
+)
+
+
+def client_version() -> str:
+    try:
+        return importlib.metadata.version("email-verifier-client")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "0+unknown"
+
+
 def serve(client: Client, root: Path | None = None) -> None:
     """Serve over stdio until the client closes the stream; files for bulk_submit under `root`, else
-    VERIFIER_MCP_ROOT, else the current directory."""
+    VERIFIER_MCP_ROOT, else the current directory. Every API call's request line stays off stderr
+    (httpx logs them at INFO): an assistant shows that stream as the server's errors."""
+    try:
+        import mcp  # noqa: F401  (the extra)
+    except ImportError:
+        raise SystemExit(MISSING_SDK) from None
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     chosen = root or (Path(os.environ["VERIFIER_MCP_ROOT"]) if os.environ.get("VERIFIER_MCP_ROOT") else None)
     server(client, chosen).run("stdio")
