@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import Account
 from feedback.models import KEPT, FeedbackEvent, FeedbackInbox
 from feedback.reports import Report, events_of, report_of
+from lib.address_keys import address_key
 
 PROVIDERS = ("sendgrid", "mailgun", "postmark", "ses")
 
@@ -32,7 +33,7 @@ def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
     rows = [
         FeedbackEvent(
             account=account,
-            email=report.email,
+            address_key=address_key(report.email),
             domain=report.domain,
             outcome=report.outcome,
             occurred_at=report.occurred_at,

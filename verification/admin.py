@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from accounts.models import Account
-from lib.admin import ReadOnlyAdmin
+from lib.admin import AddressKeySearch, ReadOnlyAdmin
 from verification.models import CachedVerdict, CatchAllAnswer, DomainRecord, MailboxAnswer
 
 
@@ -23,12 +23,11 @@ class DomainRecordAdmin(ReadOnlyAdmin):
 
 
 @admin.register(MailboxAnswer)
-class MailboxAnswerAdmin(ReadOnlyAdmin):
+class MailboxAnswerAdmin(AddressKeySearch, ReadOnlyAdmin):
     """Deep mode's shared answers: what a mail server said of a mailbox, whoever asked (docs/deep.md)."""
 
-    list_display = ["email", "meaning", "code", "text", "asked_at", "expires_at"]
+    list_display = ["address_key", "meaning", "code", "text", "asked_at", "expires_at"]
     list_filter = ["meaning"]
-    search_fields = ["email"]
 
 
 @admin.register(CatchAllAnswer)
