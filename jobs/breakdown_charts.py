@@ -25,6 +25,7 @@ _LABELS = {
     "smtp_unreachable": "Mail server unreachable",
     "smtp_utf8_unsupported": "Server cannot take this mailbox name",
     "verification_failed": "Could not be checked (ours)",
+    "address_objected": "Objected to verification",
     "free_provider": "Free provider",
     "did_you_mean": "Likely typo",
     "catch_all_likely": "Catch-all, likely to deliver",

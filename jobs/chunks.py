@@ -40,7 +40,7 @@ from verification.engine.core import with_second_chance
 from verification.engine.modes import ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.feedback import verdicts_with_feedback
-from verification.judging import rows_judged
+from verification.judging import is_free, rows_judged_unless_objected
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ def _verdicts(emails: list[str], *, deep: bool) -> list[Verdict]:
     if deep:
         seconds = settings.BULK_CHUNK_LEASE_SECONDS / 2
         judge = functools.partial(deep_verify_many, seconds=seconds, lookup=lookup)
-        return rows_judged(emails, judge, mode=ValidationMode.DEEP)
-    return rows_judged(
+        return rows_judged_unless_objected(emails, judge, mode=ValidationMode.DEEP)
+    return rows_judged_unless_objected(
         emails, functools.partial(verify_many, lookup=with_second_chance(lookup)), mode=ValidationMode.FAST
     )
 
@@ -266,7 +266,7 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
             return False
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
-        unused = (chunk.reserved or 0) - len(verdicts)
+        unused = (chunk.reserved or 0) - len(verdicts) + sum(map(is_free, verdicts))
         chunk_release(chunk, unused, chunk.job)
     return True
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from lib import metrics
 from lib.outages import OUTAGES
 from verification.engine import SubStatus, Verdict
-from verification.engine.core import Judge, verdicts_isolated
+from verification.engine.core import Judge, failed_verdict, verdicts_isolated
+from verification.models import Objection
 
 
 def rows_judged(emails: list[str], judge: Judge, *, mode: str) -> list[Verdict]:
@@ -17,3 +18,22 @@ def rows_judged(emails: list[str], judge: Judge, *, mode: str) -> list[Verdict]:
     if failed:
         metrics.rows_failed(failed, mode=mode)
     return verdicts
+
+
+def rows_judged_unless_objected(emails: list[str], judge: Judge, *, mode: str) -> list[Verdict]:
+    """`rows_judged` for a bulk chunk: a row whose person objected (docs/privacy.md) is not judged (no
+    DNS, no mail server asked, nothing stored) and answers `unknown` / `address_objected`."""
+    objected = Objection.objects.among(emails)
+    if not objected:
+        return rows_judged(emails, judge, mode=mode)
+    judged = iter(rows_judged([email for email in emails if email not in objected], judge, mode=mode))
+    return [
+        failed_verdict(email, mode=mode, sub_status=SubStatus.ADDRESS_OBJECTED) if email in objected else next(judged)
+        for email in emails
+    ]
+
+
+def is_free(verdict: Verdict) -> bool:
+    """A bulk row that costs nothing: one not judged because its person objected. Its credit, reserved
+    with its chunk's, goes back in the chunk's release (jobs/chunks.py `chunk_finish`)."""
+    return verdict.sub_status is SubStatus.ADDRESS_OBJECTED

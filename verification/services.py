@@ -30,7 +30,7 @@ from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.feedback import verdicts_with_feedback
 from verification.judging import rows_judged
-from verification.models import CachedVerdict
+from verification.models import CachedVerdict, Objection
 from verification.resolver import domain_lookup, resolver_broken
 
 
@@ -49,6 +49,22 @@ def mode_require(mode: object, *, sandbox: bool = False) -> str:
     if mode == ValidationMode.DEEP and not settings.VERIFIER_DEEP_MODE and not sandbox:
         raise DeepModeDisabled
     return str(mode)
+
+
+class AddressObjected(DomainError):
+    code = "address_objected"
+    param = "email"
+    message = "The person at this address objected to its verification: no one may verify it here."
+
+
+def objections_refuse(emails: Sequence[str], *, param: str) -> None:
+    """AddressObjected for the first address whose person objected (docs/privacy.md): a single or
+    batch verification of it is refused whole, before anything is judged, charged or stored."""
+    objected = Objection.objects.among(emails)
+    if objected:
+        at = next(i for i, email in enumerate(emails) if email in objected)
+        where = param if param == "email" else f"{param}[{at}]"
+        raise AddressObjected(f"{where}: {AddressObjected.message}", param)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +117,11 @@ def verifications_charged(
     started: float | None = None,
     source: str = "api",
     key: ApiKey | None = None,
+    param: str = "email",
 ) -> Iterator[list[Verification]]:
     """Verify addresses for an account, answered in order: one credit per distinct address,
-    cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
+    cached or not. Raises DeepModeDisabled, AddressObjected (naming `param`) or InsufficientCredits
+    (for the batch whole) first.
     An address judged `unknown` while our own resolver is broken costs nothing (`charged=False`).
 
     DNS runs before the transaction, so no lock is held while waiting on the network. The
@@ -117,6 +135,7 @@ def verifications_charged(
     mode = mode_require(mode, sandbox=not live)
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
+    objections_refuse(normalised, param=param)
     if key is not None:
         cap_require(key=key, amount=len(distinct))
     if not live:

@@ -1,5 +1,6 @@
 """Verification's models, fast mode's caches apart from deep mode's shared answers: `fast`
-(DomainRecord, CachedVerdict) and `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount).
+(DomainRecord, CachedVerdict), `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount) and
+`objections` (Objection).
 Imported from here, as Django and the migrations expect of an app's `models`."""
 
 from verification.models.deep import (
@@ -19,6 +20,7 @@ from verification.models.fast import (
     DomainRecord,
     DomainRecordQuerySet,
 )
+from verification.models.objections import Objection, ObjectionQuerySet
 
 __all__ = [
     "CATCH_ALL_SECONDS",
@@ -32,6 +34,8 @@ __all__ = [
     "DomainRecordQuerySet",
     "MailboxAnswer",
     "MailboxAnswerQuerySet",
+    "Objection",
+    "ObjectionQuerySet",
     "SmtpSessionCount",
     "SmtpSessionCountQuerySet",
 ]
