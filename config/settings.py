@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "feedback",
     "verification",
     "jobs",
+    "privacy",
     "ops",
     "portal",
 ]

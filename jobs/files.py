@@ -443,3 +443,23 @@ def _sweep_upload_temp(cutoff: datetime) -> list[str]:
     for path in stale:
         path.unlink(missing_ok=True)
     return [str(path) for path in stale]
+
+
+def job_files(job_id: str) -> list[str]:
+    """Every file the job has now (docs/privacy.md, erasure)."""
+    return _folder_files(f"jobs/{job_id}/")
+
+
+def rows_without(name: str, addresses: Collection[str]) -> int:
+    """Rewrite the CSV file `name` without the rows holding one of `addresses` (lower case) in a cell,
+    formula-escaped or not; returns how many rows went (the header stays)."""
+    rows = _csv_rows(name)
+    kept = rows[:1] + [row for row in rows[1:] if not any(_bare(cell) in addresses for cell in row)]
+    if len(kept) < len(rows):
+        _csv_save(name, kept)
+    return len(rows) - len(kept)
+
+
+def _bare(cell: str) -> str:
+    # A cell that starts like a formula was written with a leading quote (lib/csvcells.py).
+    return cell.removeprefix("'").strip().lower()

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from privacy import views
+
+urlpatterns = [
+    path("settings/privacy", views.privacy_page, name="privacy"),
+]
