@@ -14,10 +14,10 @@ from feedback.models import FeedbackEvent
 from jobs import files
 from jobs.models import Job
 from jobs.results import original_ensure
-from lib.address_keys import address_keys
+from lib.address_keys import address_key, address_keys
 from lib.errors import DomainError
 from verification.engine.syntax import normalise
-from verification.models import CachedVerdict
+from verification.models import CachedVerdict, CatchAllAnswer, MailboxAnswer
 
 MAX_EMAILS = 1000
 MAX_EMAIL_LENGTH = 1000
@@ -80,3 +80,15 @@ def _job_rows_erase(emails: set[str], account: Account | None) -> int:
             gone = files.rows_without(name, emails)
             removed += gone if name == job.result_name else 0
     return removed
+
+
+def erasure_for_person(*, email: str) -> dict[str, int]:
+    """Staff erase one person's address from every account and from the shared stores: deep mode's
+    answer about the mailbox (by its key) and its domain's catch-all answer (a cache, asked again
+    when needed: a person's own domain can say who they are)."""
+    address = normalise(email)
+    erased = erasure_for_account(account=None, emails=[address])
+    erased["mailbox_answers"] = MailboxAnswer.objects.filter(address_key=address_key(address)).delete()[0]
+    domain = address.rpartition("@")[2]
+    erased["catch_all_answers"] = CatchAllAnswer.objects.filter(domain=domain).delete()[0] if domain else 0
+    return erased
