@@ -29,7 +29,7 @@ class Action(models.TextChoices):
     AUDIT = "audit", "Read the audit log"
     BILLING = "billing", "Plans and payments"
     TWO_FACTOR_POLICY = "2fa.policy", "Require two-factor sign-in of every member"
-    ERASE = "privacy.erase", "Erase addresses from the account's data"
+    ERASE = "privacy.erase", "Privacy: erase addresses, set how long job files are kept"
 
 
 _DEVELOPER = {

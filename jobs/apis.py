@@ -27,6 +27,7 @@ from jobs.downloads import download_find, download_name, download_url
 from jobs.lifecycle import job_delete
 from jobs.models import Job, JobQuerySet, is_job_id
 from jobs.results import STATUSES, JobNotFound, results_file
+from jobs.retention import retention_days_checked
 from jobs.serializers import (
     JobListQuerySerializer,
     JobSerializer,
@@ -71,6 +72,7 @@ class BulkSubmitApi(AccountAPIView):
             validation_mode=mode,
             key_mode=self.key.key_mode,
             key=self.key,
+            retention_days=retention_days_checked(request.POST.get("retention_days"), account=self.account),
         )
         with claim, submitted as submission:
             body, headers = render_json(_receipt(submission)), _receipt_headers(submission.job)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.core.validators import MaxValueValidator
 
 from lib.errors import DomainError
 from privacy.erasure import MAX_EMAILS, emails_of
@@ -22,3 +25,19 @@ class ErasureForm(forms.Form):
             return emails_of({"emails": [cell for cell in cells if cell.strip()]})
         except DomainError as error:
             raise forms.ValidationError(error.message.removeprefix("emails: ")) from None
+
+
+class RetentionForm(forms.Form):
+    job_retention_days = forms.IntegerField(
+        label="Keep a job's files for (days)",
+        min_value=1,
+        required=False,
+        help_text="Once the job finished; an upload's own retention_days wins. Blank: the service's default.",
+    )
+
+    def __init__(self, *args: Any, most: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["job_retention_days"]
+        field.widget.attrs["max"] = most
+        field.validators.append(MaxValueValidator(most))
+        field.help_text += f" At most {most} on this plan."

@@ -4,4 +4,5 @@ from privacy import views
 
 urlpatterns = [
     path("settings/privacy", views.privacy_page, name="privacy"),
+    path("settings/privacy/retention", views.retention_default, name="privacy-retention"),
 ]
