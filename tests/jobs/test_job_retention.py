@@ -65,3 +65,18 @@ def test_the_accounts_default_set_on_the_privacy_page_applies_to_new_jobs(owner:
     assert retention_of(owner, submitted(owner, run_tasks, retention_days="2").json()["id"]) == 2
     client.post(reverse("privacy-retention"), {"job_retention_days": ""})
     assert retention_of(owner, submitted(owner, run_tasks).json()["id"]) == 30
+
+
+def test_the_same_idempotency_key_with_another_retention_is_a_different_request(
+    owner: Persona, run_tasks: RunTasks
+) -> None:
+    with run_tasks():
+        data = {"file": SimpleUploadedFile("list.csv", b"a@good.com\n", "text/csv"), "retention_days": "4"}
+        again = owner.client.post("/v1/verify/bulk", data=data, headers=owner.auth({"Idempotency-Key": "k"}))
+        replay = owner.client.post(
+            "/v1/verify/bulk",
+            data={"file": SimpleUploadedFile("list.csv", b"a@good.com\n", "text/csv"), "retention_days": "5"},
+            headers=owner.auth({"Idempotency-Key": "k"}),
+        )
+    assert again.status_code == 202
+    assert replay.status_code == 422 and replay.json()["error"]["code"] == "idempotency_key_reused"
