@@ -41,3 +41,17 @@ class RetentionForm(forms.Form):
         field.widget.attrs["max"] = most
         field.validators.append(MaxValueValidator(most))
         field.help_text += f" At most {most} on this plan."
+
+
+class ProbeRegionForm(forms.Form):
+    probe_region = forms.ChoiceField(
+        label="Deep verification probes leave from",
+        help_text="Only mail servers' answers asked from this region's addresses; with none of them working, "
+        "deep rows answer unknown / smtp_blocked at once, free.",
+    )
+
+    def __init__(self, *args: Any, regions: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["probe_region"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("any", "Any region"), *((region, region) for region in regions)]

@@ -23,6 +23,7 @@ from verification.egresses import egress_sessions_record, egresses_healthy
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.core import DomainLookup
 from verification.engine.deep import catch_all_of, deep_verdict
+from verification.engine.egress import Egress
 from verification.engine.leases import RedisLeases
 from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
@@ -91,17 +92,23 @@ def is_asked_again(verdict: Verdict) -> bool:
 
 
 def deep_verify_many(
-    raw_emails: Sequence[str], *, seconds: float | None = None, lookup: DomainLookup | None = None
+    raw_emails: Sequence[str],
+    *,
+    seconds: float | None = None,
+    lookup: DomainLookup | None = None,
+    egresses: tuple[Egress, ...] | None = None,
 ) -> list[Verdict]:
     """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
     the sessions may take (default: a single request's); a batch backs off longer after a 421.
-    `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one)."""
+    `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one).
+    `egresses`: those the sessions may leave from (an account's probe region); None: every healthy one."""
     fast, answers = _fast_verdicts(raw_emails, lookup or domain_lookup())
     candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
     if not candidates:
         return fast
     plan = _plan(candidates, answers)
-    findings = _ask(plan, seconds if seconds is not None else single_request_seconds(), single=seconds is None)
+    single = seconds is None
+    findings = _ask(plan, single_request_seconds() if seconds is None else seconds, single=single, egresses=egresses)
     _remember(plan, findings)
     by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
     return [by_email.get(v.email, v) for v in fast]
@@ -166,7 +173,7 @@ def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
     return _Plan(work, probes, known, catch_all)
 
 
-def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
+def _ask(plan: _Plan, seconds: float, *, single: bool, egresses: tuple[Egress, ...] | None) -> Findings:
     if not plan.work:
         return Findings()
     prober = Prober(
@@ -174,7 +181,7 @@ def _ask(plan: _Plan, seconds: float, *, single: bool) -> Findings:
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=politeness(),
-        egresses=egresses_healthy(),
+        egresses=egresses_healthy() if egresses is None else egresses,
     )
     if single:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES

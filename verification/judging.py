@@ -7,6 +7,7 @@ from lib import metrics
 from lib.outages import OUTAGES
 from verification.engine import SubStatus, Verdict
 from verification.engine.core import Judge, failed_verdict, verdicts_isolated
+from verification.engine.egress import Egress
 from verification.models import Objection
 
 
@@ -37,3 +38,10 @@ def is_free(verdict: Verdict) -> bool:
     """A bulk row that costs nothing: one not judged because its person objected. Its credit, reserved
     with its chunk's, goes back in the chunk's release (jobs/chunks.py `chunk_finish`)."""
     return verdict.sub_status is SubStatus.ADDRESS_OBJECTED
+
+
+def region_closed(verdict: Verdict, egresses: tuple[Egress, ...] | None) -> bool:
+    """A deep row answered `smtp_blocked` because no egress of its account's probe region was healthy
+    (`egresses` empty: verification/egresses.py `egresses_of_region`): no session was opened, and
+    the fault is ours, so it is free."""
+    return egresses == () and verdict.sub_status is SubStatus.SMTP_BLOCKED

@@ -7,6 +7,7 @@ verification costs the same, is cached the same and refuses the same whichever d
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -24,12 +25,14 @@ from lib import metrics
 from lib.errors import DomainError
 from verification.deep import deep_verify_many
 from verification.deep_requests import deep_request_slot
+from verification.egresses import egresses_of_region
 from verification.engine import SubStatus, Verdict, verify_many
+from verification.engine.egress import Egress
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.feedback import verdicts_with_feedback
-from verification.judging import rows_judged
+from verification.judging import region_closed, rows_judged
 from verification.models import CachedVerdict, Objection
 from verification.resolver import domain_lookup, resolver_broken
 
@@ -85,7 +88,11 @@ Lookup = tuple[Verdict, bool]
 
 
 def verifications_lookup(
-    *, account: Account, emails: Collection[str], mode: str = ValidationMode.FAST
+    *,
+    account: Account,
+    emails: Collection[str],
+    mode: str = ValidationMode.FAST,
+    egresses: tuple[Egress, ...] | None = None,
 ) -> dict[str, Lookup]:
     """The verdict of each normalised address and whether it came from this account's cache.
 
@@ -94,13 +101,14 @@ def verifications_lookup(
     """
     found = {email: (verdict, True) for email in emails if (verdict := _cached(account, email, mode)) is not None}
     missing = [email for email in emails if email not in found]
-    fresh = _engine(missing, mode) if missing else []
+    fresh = _engine(missing, mode, egresses) if missing else []
     return found | {email: (verdict, False) for email, verdict in zip(missing, fresh, strict=True)}
 
 
-def _engine(emails: list[str], mode: str) -> list[Verdict]:
-    judge = deep_verify_many if mode == ValidationMode.DEEP else lambda rows: verify_many(rows, domain_lookup())
-    return rows_judged(emails, judge, mode=mode)
+def _engine(emails: list[str], mode: str, egresses: tuple[Egress, ...] | None) -> list[Verdict]:
+    if mode == ValidationMode.DEEP:
+        return rows_judged(emails, functools.partial(deep_verify_many, egresses=egresses), mode=mode)
+    return rows_judged(emails, lambda rows: verify_many(rows, domain_lookup()), mode=mode)
 
 
 def _cached(account: Account, email: str, mode: str) -> Verdict | None:
@@ -143,10 +151,15 @@ def verifications_charged(
             yield results
         return
     credits_require(account=account, amount=len(distinct))
+    egresses = egresses_of_region(account.probe_region) if mode == ValidationMode.DEEP else None
     with deep_request_slot(account_id=account.pk) if mode == ValidationMode.DEEP else contextlib.nullcontext():
-        looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
+        looked_up = verifications_lookup(account=account, emails=distinct, mode=mode, egresses=egresses)
     elapsed_ms = _elapsed_ms(started)
-    withheld = {email for email, (verdict, cached) in looked_up.items() if not cached and _our_fault(verdict)}
+    withheld = {
+        email
+        for email, (verdict, cached) in looked_up.items()
+        if not cached and (_our_fault(verdict) or region_closed(verdict, egresses))
+    }
     answered = _with_feedback(account, looked_up)
     results = [
         Verification(answered[email], looked_up[email][1], elapsed_ms, charged=email not in withheld)
