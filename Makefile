@@ -25,6 +25,9 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 install: $(VENV)/.runtime
 install-dev: $(VENV)/.dev
 
+# DEBUG on (a laptop) unless the environment says otherwise, as `make run` serves: with it off the
+# settings want production's secrets (VERIFIER_ADDRESS_PEPPER), which a deployment's environment gives.
+run migrate: export DEBUG ?= 1
 migrate: install
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput -v0

@@ -29,6 +29,7 @@ class Action(models.TextChoices):
     AUDIT = "audit", "Read the audit log"
     BILLING = "billing", "Plans and payments"
     TWO_FACTOR_POLICY = "2fa.policy", "Require two-factor sign-in of every member"
+    ERASE = "privacy.erase", "Privacy: erase addresses, set how long job files are kept"
 
 
 _DEVELOPER = {
@@ -52,7 +53,15 @@ PERMISSIONS: dict[Role, frozenset[Action]] = {
 # What a key of each scope may do, within its creator's role (docs/api.md, "Keys and scopes").
 SCOPES: dict[ApiKey.Scope, frozenset[Action]] = {
     ApiKey.Scope.FULL: frozenset(
-        {Action.USAGE, Action.VERIFY, Action.BULK, Action.JOBS_READ, Action.JOBS_DELETE, Action.KEYS_ADMIN}
+        {
+            Action.USAGE,
+            Action.VERIFY,
+            Action.BULK,
+            Action.JOBS_READ,
+            Action.JOBS_DELETE,
+            Action.KEYS_ADMIN,
+            Action.ERASE,
+        }
     ),
     ApiKey.Scope.VERIFY: frozenset({Action.VERIFY}),  # single (and batch) verification only: no bulk jobs
     ApiKey.Scope.READ: frozenset({Action.USAGE, Action.JOBS_READ}),

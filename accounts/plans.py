@@ -23,6 +23,11 @@ def plan_defaults(code: str) -> dict[str, Any]:
     raise KeyError(code)
 
 
+# The most days a job's files may be kept on each plan, when the upload or the account asks for
+# longer than JOB_RETENTION_DAYS (docs/bulk.md, "Retention"). Free has no bulk.
+RETENTION_MAX_DAYS = {"free": 30, "starter": 30, "pro": 90, "enterprise": 365}
+
+
 # What a portal sign-up opens with (docs/api.md, "Plans, keys, credits").
 SIGNUP_PLAN = "free"
 SIGNUP_CREDITS = 100

@@ -43,6 +43,7 @@ DOMAIN_STATUS = {
     "file_too_large": 413,
     "too_many_rows": 422,
     "too_many_deep_requests": 429,
+    "address_objected": 451,
 }
 
 

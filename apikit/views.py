@@ -107,6 +107,7 @@ _DESCRIPTIONS = {
     415: "unsupported_media_type",
     422: "idempotency_key_reused or too_many_rows",
     429: "rate_limited (see Retry-After), or for a deep request too_many_deep_requests",
+    451: "address_objected: the person at this address objected to its verification (docs/privacy.md)",
     431: "request_headers_too_large: a header over 8,190 bytes or more than 100 (answered by gunicorn)",
     500: "internal_error",
     503: "service_unavailable: the database, cache or storage cannot be reached; nothing was charged (see Retry-After)",

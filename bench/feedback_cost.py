@@ -72,6 +72,7 @@ def _populate(asker: int) -> None:
 
     from accounts.services import account_open
     from feedback.models import KEPT, FeedbackEvent
+    from lib.address_keys import address_key
     from verification.models import CatchAllAnswer
 
     rng = random.Random(7)
@@ -88,7 +89,7 @@ def _populate(asker: int) -> None:
         events.append(
             FeedbackEvent(
                 account_id=rng.choice(accounts),
-                email=f"u{rng.randrange(60)}@{domain}",
+                address_key=address_key(f"u{rng.randrange(60)}@{domain}"),
                 domain=domain,
                 outcome=outcome,
                 occurred_at=when,

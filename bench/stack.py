@@ -63,6 +63,7 @@ class Stack:
             LOG_LEVEL="WARNING",
             DEBUG="0",
         )
+        env.setdefault("VERIFIER_ADDRESS_PEPPER", "bench-only-address-pepper")  # required with DEBUG off
         if self.backend == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{self.tmp / 'bench.sqlite3'}"
         else:

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "feedback",
     "verification",
     "jobs",
+    "privacy",
     "ops",
     "portal",
 ]
@@ -392,6 +393,17 @@ VERIFIER_SMTP_RETRY_SCHEDULE = envdurations("VERIFIER_SMTP_RETRY_SCHEDULE", "5m,
 VERIFIER_CHARGE_UNKNOWN = envbool("VERIFIER_CHARGE_UNKNOWN", True)
 # Deep verifications one account may have waiting on mail servers at once (verification/deep_requests.py).
 VERIFIER_DEEP_REQUESTS_PER_ACCOUNT = envint("VERIFIER_DEEP_REQUESTS_PER_ACCOUNT", 4, minimum=1)
+
+# --- Privacy (docs/privacy.md) ---------------------------------------------------------------
+# The secret of the HMAC that keys what is shared across accounts (mailbox answers, feedback
+# outcomes, objections) in place of the address (lib/address_keys.py). Required in production: a
+# known pepper would let anyone with a copy of the database test addresses against it. Changing it
+# forgets those stores (their keys no longer match), so set it once.
+VERIFIER_ADDRESS_PEPPER = envstr("VERIFIER_ADDRESS_PEPPER", "")
+if not VERIFIER_ADDRESS_PEPPER:
+    if not DEBUG:
+        raise ImproperlyConfigured("VERIFIER_ADDRESS_PEPPER must be set (a long random secret) when DEBUG is off.")
+    VERIFIER_ADDRESS_PEPPER = "dev-only-address-pepper"
 
 # --- Bounce feedback (docs/feedback.md) ----------------------------------------------------
 # The delivered share a catch-all address is assumed to have before any outcome is reported.

@@ -30,6 +30,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("verification.urls")),
     path("", include("jobs.urls")),
     path("", include("feedback.urls")),
+    path("", include("privacy.urls")),
     path("account", AccountApi.as_view(), name="api-account"),
     path("keys", KeyListApi.as_view(), name="api-keys"),
     path("keys/<int:key_id>", KeyApi.as_view(), name="api-key"),
@@ -62,6 +63,7 @@ urlpatterns = [
         name="verification-resolution",
     ),
     path("", include("jobs.portal_urls")),
+    path("", include("privacy.portal_urls")),
 ]
 
 handler400 = "apikit.exceptions.bad_request"

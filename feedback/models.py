@@ -1,7 +1,8 @@
 """Delivery outcomes customers report (docs/feedback.md): only what the rules need, for 365 days.
 
-An event is an address, an outcome, a time and the reporting account; the domain is the address's,
-kept beside it for the catch-all estimate's per-domain counts. Rows expire 365 days after the
+An event is an address, an outcome, a time and the reporting account. Every account's verdicts read
+every account's outcomes, so the address is kept as its HMAC (lib/address_keys.py), never as
+itself; the domain is kept beside it for the catch-all estimate's per-domain counts. Rows expire 365 days after the
 outcome (pruned hourly by `expires_at`, lib/prune.py) and go with their account (CASCADE).
 """
 
@@ -14,6 +15,7 @@ from django.db import models
 from django.utils import timezone
 
 from lib import sql
+from lib.address_keys import KEY_LENGTH, address_keys
 from lib.tokens import random_base62
 
 KEPT = timedelta(days=365)
@@ -35,24 +37,27 @@ class FeedbackEventQuerySet(models.QuerySet["FeedbackEvent"]):
         Hand-written (lib/sql.py): every verification asks it, and every bulk chunk for up to 2,000
         addresses, where compiling the ORM's IN list cost more than the lookups themselves.
         """
+        keys = address_keys(emails)
         select = (
-            f"SELECT email, account_id, outcome, occurred_at FROM {sql.table(FeedbackEvent)}"
+            f"SELECT address_key, account_id, outcome, occurred_at FROM {sql.table(FeedbackEvent)}"
             " WHERE occurred_at >= %s AND outcome IN (%s, %s)"
         )
         params: list[object] = [sql.db_datetime(since), Outcome.DELIVERED.value, Outcome.HARD_BOUNCE.value]
         if sql.is_postgresql():
-            rows = sql.fetch_all(select + " AND email = ANY(%s)", [*params, emails])
+            rows = sql.fetch_all(select + " AND address_key = ANY(%s)", [*params, list(keys)])
         else:
             rows = []
-            for start in range(0, len(emails), sql.SQLITE_PARAMETERS):  # under SQLite's bound-parameter limit
-                batch = emails[start : start + sql.SQLITE_PARAMETERS]
-                rows += sql.fetch_all(select + f" AND email IN ({sql.placeholders(len(batch))})", [*params, *batch])
-        return ((email, account, outcome, sql.aware(at)) for email, account, outcome, at in rows)
+            hashed = list(keys)
+            for start in range(0, len(hashed), sql.SQLITE_PARAMETERS):  # under SQLite's bound-parameter limit
+                batch = hashed[start : start + sql.SQLITE_PARAMETERS]
+                where = f" AND address_key IN ({sql.placeholders(len(batch))})"
+                rows += sql.fetch_all(select + where, [*params, *batch])
+        return ((keys[key], account, outcome, sql.aware(at)) for key, account, outcome, at in rows)
 
 
 class FeedbackEvent(models.Model):
     account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="feedback_events")
-    email = models.CharField(max_length=254)
+    address_key = models.CharField(max_length=KEY_LENGTH)
     domain = models.CharField(max_length=253)
     outcome = models.CharField(max_length=12, choices=Outcome.choices)
     occurred_at = models.DateTimeField()
@@ -63,15 +68,17 @@ class FeedbackEvent(models.Model):
     class Meta:
         constraints = [
             # Idempotent: the same report twice (an ESP's retry, a re-uploaded file) is stored once.
-            models.UniqueConstraint(fields=["account", "email", "outcome", "occurred_at"], name="feedback_event_once"),
+            models.UniqueConstraint(
+                fields=["account", "address_key", "outcome", "occurred_at"], name="feedback_event_once"
+            ),
         ]
         indexes = [
-            models.Index(fields=["email", "occurred_at"], name="feedback_event_email"),
+            models.Index(fields=["address_key", "occurred_at"], name="feedback_event_address"),
             models.Index(fields=["domain", "outcome"], name="feedback_event_domain"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.email}: {self.outcome} at {self.occurred_at:%Y-%m-%d %H:%M}"
+        return f"{self.address_key[:12]}…: {self.outcome} at {self.occurred_at:%Y-%m-%d %H:%M}"
 
 
 def new_token() -> str:

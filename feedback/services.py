@@ -14,6 +14,7 @@ from accounts.models import Account
 from feedback.esp import BadSignature
 from feedback.models import KEPT, FeedbackEvent, FeedbackInbox, MailgunToken
 from feedback.reports import Report, events_of, report_of
+from lib.address_keys import address_key
 
 PROVIDERS = ("sendgrid", "mailgun", "postmark", "ses")
 
@@ -34,7 +35,7 @@ def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
     rows = [
         FeedbackEvent(
             account=account,
-            email=report.email,
+            address_key=address_key(report.email),
             domain=report.domain,
             outcome=report.outcome,
             occurred_at=report.occurred_at,

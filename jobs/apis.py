@@ -27,6 +27,7 @@ from jobs.downloads import download_find, download_name, download_url
 from jobs.lifecycle import job_delete
 from jobs.models import Job, JobQuerySet, is_job_id
 from jobs.results import STATUSES, JobNotFound, results_file
+from jobs.retention import retention_days_checked
 from jobs.serializers import (
     JobListQuerySerializer,
     JobSerializer,
@@ -57,9 +58,10 @@ class BulkSubmitApi(AccountAPIView):
         upload, callback_url = request.FILES.get("file"), request.POST.get("callback_url") or ""
         email_column = request.POST.get("email_column")
         mode = request.POST.get("validation_mode") or ValidationMode.FAST
+        retention = request.POST.get("retention_days") or ""
         key = request.headers.get(IDEMPOTENCY_HEADER)
         # Only a request with a key is compared with an earlier one: no need to hash a 25 MiB file otherwise.
-        fingerprinted = _fingerprint(upload, callback_url, email_column, mode) if key is not None else ""
+        fingerprinted = _fingerprint(upload, callback_url, email_column, mode, retention) if key is not None else ""
         claim = idempotency_claim(account=self.account, key=key, fingerprint=fingerprinted, key_mode=self.key.key_mode)
         if claim.replay is not None:
             return claim.replay
@@ -71,6 +73,7 @@ class BulkSubmitApi(AccountAPIView):
             validation_mode=mode,
             key_mode=self.key.key_mode,
             key=self.key,
+            retention_days=retention_days_checked(retention, account=self.account),
         )
         with claim, submitted as submission:
             body, headers = render_json(_receipt(submission)), _receipt_headers(submission.job)
@@ -113,13 +116,14 @@ def _refuse_obviously_too_large(request: Request) -> None:
         raise file_too_large()
 
 
-def _fingerprint(upload: object, callback_url: str, email_column: str | None, mode: str) -> str:
+def _fingerprint(upload: object, callback_url: str, email_column: str | None, mode: str, retention: str = "") -> str:
     """The file's bytes, the callback URL and the email column, not the multipart body (its boundary is random)."""
     blocks = upload.chunks() if isinstance(upload, UploadedFile) else []
     column = b"" if email_column is None else b"\0" + email_column.encode("utf-8", "surrogatepass")
     # The default mode adds nothing, so a fast upload's fingerprint is what it was before deep mode.
     mode_part = b"" if mode == ValidationMode.FAST else b"\0mode=" + mode.encode("utf-8", "surrogatepass")
-    return fingerprint(*blocks, b"\0" + callback_url.encode(), column, mode_part)
+    kept = b"\0retention=" + retention.encode("utf-8", "surrogatepass") if retention else b""  # likewise
+    return fingerprint(*blocks, b"\0" + callback_url.encode(), column, mode_part, kept)
 
 
 class JobDetailApi(JobsAPIView):

@@ -35,13 +35,15 @@ from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
 from lib import metrics
 from lib.garbage import collector_paused
 from verification.deep import deep_verify_many, is_asked_again
+from verification.egresses import egresses_of_region
 from verification.engine import Status, SubStatus, Verdict, verify_many
 from verification.engine.core import with_second_chance
+from verification.engine.egress import Egress
 from verification.engine.modes import ValidationMode
 from verification.engine.reasons import counted_under
 from verification.engine.sandbox import sandbox_verdicts
 from verification.feedback import verdicts_with_feedback
-from verification.judging import rows_judged
+from verification.judging import is_free, region_closed, rows_judged_unless_objected
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)
@@ -79,9 +81,14 @@ def _chunks_process(batch: Sequence[Chunk]) -> None:
         return
     emails = [email for chunk_rows in rows for email in chunk_rows]
     deep = job.validation_mode == ValidationMode.DEEP
+    egresses = egresses_of_region(job.account.probe_region) if deep else None
     with answers_withheld() as withheld:
         # a test key's job: the sandbox, which asks no resolver and no mail server
-        verdicts = sandbox_verdicts(emails) if job.key_mode == KeyMode.TEST else _verdicts(emails, deep=deep)
+        verdicts = (
+            sandbox_verdicts(emails)
+            if job.key_mode == KeyMode.TEST
+            else _verdicts(emails, deep=deep, egresses=egresses)
+        )
     if withheld or _failed_while_broken(verdicts, since=time.time()):  # fast and deep chunks alike
         for chunk in batch:
             chunk_put_back(chunk=chunk)
@@ -90,12 +97,12 @@ def _chunks_process(batch: Sequence[Chunk]) -> None:
         return
     start = 0
     for chunk, chunk_rows in zip(batch, rows, strict=True):
-        _chunk_settle(chunk, verdicts[start : start + len(chunk_rows)])
+        _chunk_settle(chunk, verdicts[start : start + len(chunk_rows)], egresses)
         start += len(chunk_rows)
     job_complete_if_done(job_id=job.pk)
 
 
-def _chunk_settle(chunk: Chunk, verdicts: list[Verdict]) -> None:
+def _chunk_settle(chunk: Chunk, verdicts: list[Verdict], egresses: tuple[Egress, ...] | None = None) -> None:
     """Finish the chunk with its verdicts, or defer it when it holds greylisted rows to ask again
     (not the sandbox's: it would answer the same)."""
     if (
@@ -108,22 +115,23 @@ def _chunk_settle(chunk: Chunk, verdicts: list[Verdict]) -> None:
     if chunk.job.key_mode != KeyMode.TEST:
         verdicts = verdicts_with_feedback(account_id=chunk.job.account_id, verdicts=verdicts)
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
-    if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part):
+    free = sum(is_free(verdict) or region_closed(verdict, egresses) for verdict in verdicts)
+    if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part, free=free):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
 
 
-def _verdicts(emails: list[str], *, deep: bool) -> list[Verdict]:
+def _verdicts(emails: list[str], *, deep: bool, egresses: tuple[Egress, ...] | None = None) -> list[Verdict]:
     """The chunk's verdicts; DNS through the strict, trust-checked lookup in both modes."""
     if not emails:
         return []
     lookup = domain_lookup(strict=True)
     if deep:
         seconds = settings.BULK_CHUNK_LEASE_SECONDS / 2
-        judge = functools.partial(deep_verify_many, seconds=seconds, lookup=lookup)
-        return rows_judged(emails, judge, mode=ValidationMode.DEEP)
-    return rows_judged(
+        judge = functools.partial(deep_verify_many, seconds=seconds, lookup=lookup, egresses=egresses)
+        return rows_judged_unless_objected(emails, judge, mode=ValidationMode.DEEP)
+    return rows_judged_unless_objected(
         emails, functools.partial(verify_many, lookup=with_second_chance(lookup)), mode=ValidationMode.FAST
     )
 
@@ -249,8 +257,10 @@ def _reserve(chunk: Chunk) -> None:
         Job.objects.filter(pk=job.pk).update(partial=True)
 
 
-def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -> bool:
-    """Record the chunk's results and release its unused credits, if the chunk is still ours."""
+def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str, free: int = 0) -> bool:
+    """Record the chunk's results and release its unused credits, if the chunk is still ours. `free`
+    rows cost nothing: their credits go back in the same release (verification/judging.py `is_free`,
+    `region_closed`)."""
     counts = Counter(verdict.status for verdict in verdicts)
     tallies = {
         "processed": len(verdicts),
@@ -267,7 +277,7 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str) -
             return False
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
-        unused = (chunk.reserved or 0) - len(verdicts)
+        unused = (chunk.reserved or 0) - len(verdicts) + free
         chunk_release(chunk, unused, chunk.job)
     return True
 

@@ -418,3 +418,8 @@ def _sweep_upload_temp(cutoff: datetime) -> list[str]:
     for path in stale:
         path.unlink(missing_ok=True)
     return [str(path) for path in stale]
+
+
+def job_files(job_id: str) -> list[str]:
+    """Every file the job has now (docs/privacy.md, erasure)."""
+    return _folder_files(f"jobs/{job_id}/")

@@ -81,6 +81,8 @@ class Job(models.Model):
     columns = models.JSONField(default=list, blank=True, help_text="The upload's column names, in order.")
     breakdown = models.JSONField(default=dict, blank=True, help_text="Processed rows by sub_status and flag.")
     files_expired_at = models.DateTimeField(null=True, blank=True, help_text="When retention deleted the files.")
+    # Days its files are kept once finished, as asked at upload (or the account's default); None: JOB_RETENTION_DAYS.
+    retention_days = models.PositiveSmallIntegerField(null=True, blank=True)
     total = models.PositiveIntegerField()
     processed = models.PositiveIntegerField(default=0)
     valid = models.PositiveIntegerField(default=0)

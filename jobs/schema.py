@@ -13,6 +13,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiCallback, OpenApiResponse, OpenApiWebhook, extend_schema, inline_serializer
 from rest_framework import serializers as drf_serializers
 
+from accounts.plans import RETENTION_MAX_DAYS
 from apikit.views import (
     BODY_ERRORS,
     IDEMPOTENCY_PARAMETER,
@@ -61,7 +62,7 @@ def document_result_download(result: dict[str, Any], **kwargs: Any) -> dict[str,
 
 UPLOAD_ERRORS = {
     400: "invalid_file (also a row of more than 1,000 columns), invalid_callback_url or invalid_request "
-    "(a bad Idempotency-Key)",
+    "(a bad Idempotency-Key; `retention_days` not a whole number from 1 to the plan's maximum)",
     403: "plan_upgrade_required (bulk on the free plan) or key_not_permitted",
     413: "file_too_large: over 25 MB",
     422: "too_many_rows (over 100,000 address rows) or idempotency_key_reused",
@@ -104,13 +105,21 @@ UPLOAD_PARTS = {
     },
 }
 
+RETENTION_PART = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": max(RETENTION_MAX_DAYS.values()),
+    "description": "Days the job's files are kept once it finished, from 1 to the plan's maximum (Starter 30, "
+    "Pro 90, Enterprise 365). Default: the account's default (the portal's Privacy page), else 30.",
+}
+
 
 BULK_SUBMIT_POST = extend_schema(
     operation_id="verify_bulk",
     request={
         "multipart/form-data": {
             "type": "object",
-            "properties": UPLOAD_PARTS,
+            "properties": UPLOAD_PARTS | {"retention_days": RETENTION_PART},
         }
     },
     responses={

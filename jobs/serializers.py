@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -76,6 +77,7 @@ class JobSerializer(serializers.Serializer):
     )
     result_download_url = serializers.SerializerMethodField()
     callback_url = serializers.SerializerMethodField()
+    retention_days = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     completed_at = serializers.DateTimeField(allow_null=True)
@@ -103,6 +105,16 @@ class JobSerializer(serializers.Serializer):
 
     def get_callback_url(self, job: Job) -> str | None:
         return job.callback_url or None
+
+    @extend_schema_field(
+        serializers.IntegerField(
+            min_value=1,
+            help_text="Days the job's files are kept once it finished: as asked at upload (`retention_days`), "
+            "else the account's default, else the service's (30).",
+        )
+    )
+    def get_retention_days(self, job: Job) -> int:
+        return job.retention_days or settings.JOB_RETENTION_DAYS
 
 
 def with_partial(fields: dict[str, serializers.Field], *, after: str) -> dict[str, serializers.Field]:

@@ -108,6 +108,7 @@ def job_submitted(
     key_mode: str = KeyMode.LIVE,
     key: ApiKey | None = None,
     notify_email: str = "",
+    retention_days: int | None = None,
 ) -> Iterator[Submission]:
     """Check an upload and create its job. The API and the portal both come in here.
     `notify_email`: who is mailed when the job finishes (the portal's opt-in; blank: nobody).
@@ -141,6 +142,7 @@ def job_submitted(
         mode=mode,
         key_mode=key_mode,
         notify_email=notify_email,
+        retention_days=retention_days,
     ) as submission:
         if key is not None:
             cap_spend(key=key, amount=len(found.addresses))  # in the job's transaction: both or neither
@@ -158,6 +160,7 @@ class SubmitArgs(TypedDict, total=False):
     no_addresses_ok: bool
     validation_mode: object
     notify_email: str
+    retention_days: int | None
 
 
 def job_submit(**kwargs: Unpack[SubmitArgs]) -> Submission:
@@ -209,6 +212,7 @@ def job_created(
     mode: str = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
     notify_email: str = "",
+    retention_days: int | None = None,
 ) -> Iterator[Submission]:
     """Store the addresses, create the job and its chunks, queue the chunks on commit.
 
@@ -231,6 +235,7 @@ def job_created(
                 validation_mode=mode,
                 key_mode=key_mode,
                 notify_email=notify_email,
+                retention_days=retention_days,
             )
             grouped = grouping.needs_grouping(job)  # its chunks come once its rows are ordered by MX address
             job.grouping = Job.Grouping.DUE if grouped else Job.Grouping.NONE

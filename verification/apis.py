@@ -32,12 +32,16 @@ VERIFY_ERRORS = {
     "a bad Idempotency-Key), invalid_callback_url or deep_mode_disabled (deep mode is off)",
     413: "request_too_large: a JSON body over 16 KB",
     422: "idempotency_key_reused",
+    451: "address_objected: the person at this address objected to its verification; nothing is charged "
+    "or stored (docs/privacy.md)",
 }
 BATCH_ERRORS = VERIFY_ERRORS | {
     400: f"invalid_request (param `emails`: missing, not a list, empty or over {MAX_BATCH}; an item not a string "
     "or over 1,000 characters; malformed JSON, a bad Idempotency-Key), invalid_callback_url or deep_mode_disabled",
     402: "insufficient_credits: the balance cannot pay for every distinct address of the batch, or "
     "key_spend_cap_reached: the key's cap cannot; nothing is charged",
+    451: "address_objected: one of the addresses (the message names it, e.g. `emails[3]`) is one whose person "
+    "objected to its verification; the batch is refused whole, nothing charged or stored",
     413: "request_too_large: a JSON body over 1 MB",
 }
 
@@ -55,7 +59,7 @@ def _verify_schema(
     return extend_schema(
         operation_id=operation_id,
         request=request,
-        responses={200: response, **error_responses(*BODY_ERRORS, 402, 409, 422, described=errors)},
+        responses={200: response, **error_responses(*BODY_ERRORS, 402, 409, 422, 451, described=errors)},
         parameters=[IDEMPOTENCY_PARAMETER],
         summary=summary,
         description=description,
@@ -91,7 +95,7 @@ class VerifyApi(AccountAPIView):
         ),
     )
     def post(self, request: Request) -> HttpResponse:
-        return _verified(self, request, verify_request(request.data), lambda results: results[0])
+        return _verified(self, request, verify_request(request.data), lambda results: results[0], param="email")
 
 
 class VerifyBatchApi(AccountAPIView):
@@ -112,10 +116,10 @@ class VerifyBatchApi(AccountAPIView):
         ),
     )
     def post(self, request: Request) -> HttpResponse:
-        return _verified(self, request, batch_request(request.data), lambda results: {"data": results})
+        return _verified(self, request, batch_request(request.data), lambda results: {"data": results}, param="emails")
 
 
-def _verified(view: AccountAPIView, request: Request, args: VerifyArgs, shape: Any) -> HttpResponse:
+def _verified(view: AccountAPIView, request: Request, args: VerifyArgs, shape: Any, *, param: str) -> HttpResponse:
     """Verify as the service charges, the reply stored for replay in the charge's transaction."""
     started = getattr(request._request, "started_at", time.perf_counter())
     account, key = view.account, view.key
@@ -135,6 +139,7 @@ def _verified(view: AccountAPIView, request: Request, args: VerifyArgs, shape: A
         started=started,
         key=key,
         callback_url=args.callback_url,
+        param=param,
     )
     with claim, charged as results:
         body = render_json(shape([result.to_dict() for result in results]))

@@ -28,6 +28,7 @@ from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.allowance import Allowance, held_below
 from verification.engine.core import DomainLookup
 from verification.engine.deep import catch_all_of, deep_verdict, probe_address
+from verification.engine.egress import Egress
 from verification.engine.leases import ALLOWANCE_PREFIX, RedisLeases, allowance_from
 from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
@@ -110,18 +111,20 @@ def deep_verify_many(
     seconds: float | None = None,
     lookup: DomainLookup | None = None,
     egress_turn: int = 0,
+    egresses: tuple[Egress, ...] | None = None,
 ) -> list[Verdict]:
     """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
     the sessions may take (default: a single request's); a batch backs off longer after a 421.
     `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one).
-    `egress_turn`: start this many egresses further along (asking again: from another egress)."""
+    `egress_turn`: start this many egresses further along (asking again: from another egress).
+    `egresses`: those the sessions may leave from (an account's probe region); None: every healthy one."""
     fast, answers = _fast_verdicts(raw_emails, lookup or domain_lookup())
     candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
     if not candidates:
         return fast
     plan = _plan(candidates, answers)
     budget = seconds if seconds is not None else single_request_seconds()
-    findings = _ask(plan, budget, single=seconds is None, egress_turn=egress_turn)
+    findings = _ask(plan, budget, single=seconds is None, egress_turn=egress_turn, egresses=egresses)
     _remember(plan, findings)
     by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
     return [by_email.get(v.email, v) for v in fast]
@@ -186,10 +189,12 @@ def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
     return _Plan(work, probes, known, catch_all)
 
 
-def _ask(plan: _Plan, seconds: float, *, single: bool, egress_turn: int = 0) -> Findings:
+def _ask(
+    plan: _Plan, seconds: float, *, single: bool, egress_turn: int = 0, egresses: tuple[Egress, ...] | None = None
+) -> Findings:
     if not plan.work:
         return Findings()
-    healthy = egresses_healthy()
+    healthy = egresses_healthy() if egresses is None else egresses
     turn = egress_turn % len(healthy) if healthy else 0
     prober = Prober(
         config=replace(smtp_config(), probes=frozenset(plan.probes.values())),

@@ -21,7 +21,7 @@ from django.core.cache import cache
 
 from verification import egress_checks
 from verification.egress_checks import IdentityFinding, ZoneFinding, egress_key
-from verification.engine.egress import Egress, parse_egresses, should_rest
+from verification.engine.egress import ANY_REGION, Egress, parse_egresses, should_rest
 from verification.engine.egress_dns import IdentityState, Listing
 
 WINDOW_MINUTES = 15
@@ -168,3 +168,11 @@ def _bucket_key(name: str, kind: str, minute: int) -> str:
 
 def _rest_key(name: str) -> str:
     return egress_key("egress-rest", name)
+
+
+def egresses_of_region(region: str) -> tuple[Egress, ...] | None:
+    """The healthy egresses an account pinned to `region` may use (empty: none, so its deep rows are
+    smtp_blocked at once, free); None for `any`: deep mode chooses among them all, as it always has."""
+    if region == ANY_REGION:
+        return None
+    return tuple(egress for egress in egresses_healthy() if egress.region == region)

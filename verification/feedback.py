@@ -83,7 +83,7 @@ def _rows_by_domain(domains: Collection[str] | QuerySet[Any, Any]) -> list[tuple
     return list(
         FeedbackEvent.objects.filter(domain__in=domains, outcome__in=[Outcome.DELIVERED, Outcome.HARD_BOUNCE])
         .values_list("domain", "account_id", "outcome")
-        .annotate(addresses=Count("email", distinct=True))
+        .annotate(addresses=Count("address_key", distinct=True))
         .order_by()
     )
 

@@ -27,6 +27,7 @@ from accounts.spend_caps import KeySpendCapReached, cap_spend
 from billing.services import InsufficientCredits, credits_spend
 from lib.errors import DomainError
 from verification.deep import deep_verify_many, is_temporary
+from verification.egresses import egresses_of_region
 from verification.engine import Status, Verdict
 from verification.engine.modes import ValidationMode
 from verification.feedback import verdicts_with_feedback
@@ -118,11 +119,13 @@ def _claimed(now: datetime) -> list[RetriedVerification]:
 
 def _asked(rows: list[RetriedVerification]) -> Iterator[tuple[RetriedVerification, Verdict]]:
     """Each row's new verdict. Rows on their n-th attempt start n egresses further along, so an
-    answer refused through one egress is asked again through another where there is one."""
-    for turn in sorted({row.attempts for row in rows}):
-        batch = [row for row in rows if row.attempts == turn]
+    answer refused through one egress is asked again through another where there is one.
+    An account pinned to a probe region is asked through that region's egresses only."""
+    for turn, region in sorted({(row.attempts, row.account.probe_region) for row in rows}):
+        batch = [row for row in rows if (row.attempts, row.account.probe_region) == (turn, region)]
         emails = [row.email for row in batch]
-        verdicts = rows_judged(emails, partial(deep_verify_many, egress_turn=turn), mode=ValidationMode.DEEP)
+        ask = partial(deep_verify_many, egress_turn=turn, egresses=egresses_of_region(region))
+        verdicts = rows_judged(emails, ask, mode=ValidationMode.DEEP)
         yield from zip(batch, verdicts, strict=True)
 
 

@@ -91,7 +91,8 @@ class VerificationResultSerializer(serializers.Serializer):
         choices=[sub.value for sub in SubStatus],
         allow_null=True,
         help_text="Deep mode adds catch_all, mailbox_not_found, mailbox_disabled, mailbox_full, greylisted, "
-        "smtp_blocked and smtp_unreachable.",
+        "smtp_blocked and smtp_unreachable. A bulk row whose person objected to being verified is "
+        "address_objected (uncharged); POST /v1/verify answers it 451.",
     )
     validation_mode = serializers.ChoiceField(choices=list(VALIDATION_MODES))
     confidence = serializers.ChoiceField(choices=["high", "medium", "low"])

@@ -7,6 +7,7 @@ verification costs the same, is cached the same and refuses the same whichever d
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -24,13 +25,15 @@ from lib import metrics
 from lib.errors import DomainError
 from verification.deep import deep_verify_many
 from verification.deep_requests import deep_request_slot
+from verification.egresses import egresses_of_region
 from verification.engine import Status, SubStatus, Verdict, verify_many
+from verification.engine.egress import Egress
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
 from verification.feedback import verdicts_with_feedback
-from verification.judging import rows_judged
-from verification.models import CachedVerdict
+from verification.judging import region_closed, rows_judged
+from verification.models import CachedVerdict, Objection
 from verification.resolution import retried_open
 from verification.resolver import domain_lookup, resolver_broken
 
@@ -50,6 +53,22 @@ def mode_require(mode: object, *, sandbox: bool = False) -> str:
     if mode == ValidationMode.DEEP and not settings.VERIFIER_DEEP_MODE and not sandbox:
         raise DeepModeDisabled
     return str(mode)
+
+
+class AddressObjected(DomainError):
+    code = "address_objected"
+    param = "email"
+    message = "The person at this address objected to its verification: no one may verify it here."
+
+
+def objections_refuse(emails: Sequence[str], *, param: str) -> None:
+    """AddressObjected for the first address whose person objected (docs/privacy.md): a single or
+    batch verification of it is refused whole, before anything is judged, charged or stored."""
+    objected = Objection.objects.among(emails)
+    if objected:
+        at = next(i for i, email in enumerate(emails) if email in objected)
+        where = param if param == "email" else f"{param}[{at}]"
+        raise AddressObjected(f"{where}: {AddressObjected.message}", param)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +91,11 @@ Lookup = tuple[Verdict, bool]
 
 
 def verifications_lookup(
-    *, account: Account, emails: Collection[str], mode: str = ValidationMode.FAST
+    *,
+    account: Account,
+    emails: Collection[str],
+    mode: str = ValidationMode.FAST,
+    egresses: tuple[Egress, ...] | None = None,
 ) -> dict[str, Lookup]:
     """The verdict of each normalised address and whether it came from this account's cache.
 
@@ -81,13 +104,14 @@ def verifications_lookup(
     """
     found = {email: (verdict, True) for email in emails if (verdict := _cached(account, email, mode)) is not None}
     missing = [email for email in emails if email not in found]
-    fresh = _engine(missing, mode) if missing else []
+    fresh = _engine(missing, mode, egresses) if missing else []
     return found | {email: (verdict, False) for email, verdict in zip(missing, fresh, strict=True)}
 
 
-def _engine(emails: list[str], mode: str) -> list[Verdict]:
-    judge = deep_verify_many if mode == ValidationMode.DEEP else lambda rows: verify_many(rows, domain_lookup())
-    return rows_judged(emails, judge, mode=mode)
+def _engine(emails: list[str], mode: str, egresses: tuple[Egress, ...] | None) -> list[Verdict]:
+    if mode == ValidationMode.DEEP:
+        return rows_judged(emails, functools.partial(deep_verify_many, egresses=egresses), mode=mode)
+    return rows_judged(emails, lambda rows: verify_many(rows, domain_lookup()), mode=mode)
 
 
 def _cached(account: Account, email: str, mode: str) -> Verdict | None:
@@ -105,9 +129,11 @@ def verifications_charged(
     source: str = "api",
     key: ApiKey | None = None,
     callback_url: str = "",
+    param: str = "email",
 ) -> Iterator[list[Verification]]:
     """Verify addresses for an account, answered in order: one credit per distinct address,
-    cached or not. Raises DeepModeDisabled or InsufficientCredits (for the batch whole) first.
+    cached or not. Raises DeepModeDisabled, AddressObjected (naming `param`) or InsufficientCredits
+    (for the batch whole) first.
     An address judged `unknown` while our own resolver is broken costs nothing (`charged=False`),
     and so does every `unknown` when the operator made unknowns free (VERIFIER_CHARGE_UNKNOWN=0):
     nothing is taken for it, so the ledger and the key's caps see only what was charged.
@@ -125,6 +151,7 @@ def verifications_charged(
     mode = mode_require(mode, sandbox=not live)
     normalised = [normalise(email) for email in emails]
     distinct = list(dict.fromkeys(normalised))
+    objections_refuse(normalised, param=param)
     if key is not None:
         cap_require(key=key, amount=len(distinct))
     if not live:
@@ -132,10 +159,15 @@ def verifications_charged(
             yield results
         return
     credits_require(account=account, amount=len(distinct))
+    egresses = egresses_of_region(account.probe_region) if mode == ValidationMode.DEEP else None
     with deep_request_slot(account_id=account.pk) if mode == ValidationMode.DEEP else contextlib.nullcontext():
-        looked_up = verifications_lookup(account=account, emails=distinct, mode=mode)
+        looked_up = verifications_lookup(account=account, emails=distinct, mode=mode, egresses=egresses)
     elapsed_ms = _elapsed_ms(started)
-    withheld = {email for email, (verdict, cached) in looked_up.items() if not cached and _our_fault(verdict)}
+    withheld = {
+        email
+        for email, (verdict, cached) in looked_up.items()
+        if not cached and (_our_fault(verdict) or region_closed(verdict, egresses))
+    }
     free = withheld | {email for email, (verdict, _) in looked_up.items() if _free(verdict)}
     answered = _with_feedback(account, looked_up)
     with transaction.atomic():

@@ -17,7 +17,7 @@ from verification.engine.providers import PROVIDER_NAMES
 from verification.engine.reasons import verdict_reason
 from verification.forms import VerifyForm
 from verification.models import RetriedVerification
-from verification.services import verification_run
+from verification.services import AddressObjected, verification_run
 
 # Each check's label, and the value that is good news for the sender (None: neither, just a fact).
 CHECKS: dict[str, tuple[str, bool | None]] = {
@@ -50,6 +50,8 @@ def verify(request: HttpRequest, account: Account) -> HttpResponse:
         try:
             email, mode = form.cleaned_data["email"], form.mode
             result = verification_run(account=account, email=email, mode=mode, source="portal")
+        except AddressObjected as error:
+            form.add_error("email", error.message)
         except InsufficientCredits:
             # Said in the panel (verification/_no_credits.html): an unconfirmed sign-up's credits come with its link.
             context.update(no_credits=True, signup_credits=SIGNUP_CREDITS)

@@ -118,6 +118,10 @@ class Account(models.Model):
         default=False, help_text="Every member must have two-factor sign-in on to use the portal for it."
     )
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    # Days a new job's files are kept unless its upload says (docs/bulk.md, "Retention"); None: JOB_RETENTION_DAYS.
+    job_retention_days = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Deep sessions leave only from egresses of this region (VERIFIER_SMTP_EGRESS `|region=`); `any`: all.
+    probe_region = models.CharField(max_length=32, default="any")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = AccountQuerySet.as_manager()

@@ -106,7 +106,10 @@ class ApiKey(models.Model):
     class Scope(models.TextChoices):
         # What each scope may do, in the one set of words the portal, the docs and the OpenAPI schema
         # use; tests/accounts/test_scope_descriptions.py holds them to accounts/permissions.py's SCOPES.
-        FULL = "full", "Full: everything the API does (verify, bulk lists, jobs, deleting jobs, usage, keys)"
+        FULL = (
+            "full",
+            "Full: everything the API does (verify, bulk lists, jobs, deleting jobs, usage, keys, privacy erasures)",
+        )
         VERIFY = "verify", "Verify: single and batch verification only; no bulk lists"
         READ = "read", "Read: GET requests only (usage, jobs and their results)"
 

@@ -26,6 +26,7 @@ WORDS = {
     Action.JOBS_DELETE: "deleting",
     Action.USAGE: "usage",
     Action.KEYS_ADMIN: "keys",
+    Action.ERASE: "erasures",
 }
 
 

@@ -90,6 +90,7 @@ OPERATIONS = [
     ("/v1/verify/batch", "POST"),
     ("/v1/account", "GET"),
     ("/v1/feedback", "POST"),
+    ("/v1/privacy/erasures", "POST"),
     ("/v1/verify/bulk", "POST"),
     ("/v1/verify/bulk/preview", "POST"),
     ("/v1/jobs", "GET"),

@@ -174,3 +174,42 @@ def test_the_mode_renames_keep_every_key_job_cached_verdict_and_idempotent_reply
         "[('a@good.com', 'deep')]",
         "[('k1', 'test')]",
     ]
+
+
+ADDRESSES_WRITTEN = """
+from django.db import connection
+from accounts.services import account_open
+account = account_open(email="o@example.com", password=None, issue_key=False).account.pk
+with connection.cursor() as c:
+    for email, text, asked in [("jo@a.com", "<jo@a.com> unknown", "2026-11-01"), ("Jo@A.com", "newer", "2026-11-02"),
+                               ("al@a.com", "ok", "2026-11-01")]:
+        c.execute("INSERT INTO verification_mailboxanswer (email, code, text, meaning, asked_at, expires_at)"
+                  " VALUES (%s, 550, %s, 'no_mailbox', %s, '2099-01-01')", [email, text, asked])
+    for email in ["jo@a.com", "JO@a.com", "al@a.com"]:
+        c.execute("INSERT INTO feedback_feedbackevent (account_id, email, domain, outcome, occurred_at, expires_at)"
+                  " VALUES (%s, %s, 'a.com', 'delivered', '2026-11-01', '2099-01-01')", [account, email])
+"""
+
+ADDRESSES_AFTER = """
+from feedback.models import FeedbackEvent
+from lib.address_keys import address_key
+from verification.models import MailboxAnswer
+jo, al = address_key("jo@a.com"), address_key("al@a.com")
+print(sorted((a.address_key == jo, a.text) for a in MailboxAnswer.objects.all()))
+print(sorted(e.address_key == jo for e in FeedbackEvent.objects.all()),
+      FeedbackEvent.objects.filter(address_key=al).count())
+"""
+
+
+def test_the_shared_stores_move_from_addresses_to_their_keys_keeping_the_newest_of_a_clash(
+    fresh_database: str,
+) -> None:
+    _manage(fresh_database, "migrate", "--noinput", "-v0")
+    _manage(fresh_database, "migrate", "verification", "0006", "--noinput", "-v0")  # before the keys
+    _manage(fresh_database, "migrate", "feedback", "0001", "--noinput", "-v0")
+    _manage(fresh_database, "shell", "-c", ADDRESSES_WRITTEN)
+    _manage(fresh_database, "migrate", "--noinput", "-v0")
+    assert _manage(fresh_database, "shell", "-v0", "-c", ADDRESSES_AFTER).strip().splitlines()[-2:] == [
+        "[(False, 'ok'), (True, 'newer')]",
+        "[False, True] 1",
+    ]

@@ -133,6 +133,11 @@ def project_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "project"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(*NOT_COPIED))
     (copy / ".venv").symlink_to(sys.prefix)
+    # The running virtualenv is shared, not the copy's own: its install stamps must never look older
+    # than the copy's requirements, or a make target would install into it from the copy (the
+    # client's editable install then pointing at this temporary folder, gone after the test).
+    for requirements in ("requirements.txt", "requirements-dev.txt"):
+        os.utime(copy / requirements, (0, 0))
     return copy
 
 

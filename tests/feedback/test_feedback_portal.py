@@ -13,6 +13,7 @@ from django.utils import timezone
 from accounts.models import AuditEvent, Membership, Role
 from feedback.models import FeedbackEvent
 from feedback.services import webhook_urls
+from lib.address_keys import address_key
 from tests.conftest import Persona
 from tests.factories import UserFactory
 from tests.jobs.conftest import RunTasks
@@ -56,8 +57,8 @@ def test_csv_upload_stores_events_like_the_api(owner: Persona) -> None:
     )
     assert response.status_code == 302
     assert "1 events taken, 1 ignored" in client.get("/feedback").content.decode()
-    assert list(FeedbackEvent.objects.values_list("account_id", "email", "outcome")) == [
-        (owner.account.pk, "jane@good.com", "hard_bounce")
+    assert list(FeedbackEvent.objects.values_list("account_id", "address_key", "outcome")) == [
+        (owner.account.pk, address_key("jane@good.com"), "hard_bounce")
     ]
     assert owner.verify("jane@good.com").json()["status"] == "invalid"
 

@@ -14,7 +14,7 @@ from config.settings import SNS_SIGNING_CERT_URL_PATTERN as DEFAULT_PATTERN
 from feedback.models import FeedbackEvent
 from tests.conftest import Persona
 from tests.feedback.conftest import SnsSigner
-from tests.feedback.test_feedback_webhooks import RECENT_ISO, post, sample, sns, stored
+from tests.feedback.test_feedback_webhooks import RECENT_ISO, keyed, post, sample, sns, stored
 from tests.jobs.conftest import Receiver
 
 
@@ -31,7 +31,7 @@ def test_a_notification_signed_with_either_signature_version_is_taken(
     envelope = sample("sns_notification_envelope.json") | {"Message": json.dumps(delivery())}
     envelope = sns_signer.sign(envelope, version=version)
     assert post(owner, "ses", envelope).json() == {"accepted": 1, "ignored": 0}
-    assert stored(owner) == [("jane@example.com", "delivered")]
+    assert stored(owner) == keyed([("jane@example.com", "delivered")])
 
 
 def refused(response: Any) -> str:

@@ -36,6 +36,7 @@ def test_pending_job_has_null_timestamps_and_no_download(owner: Persona) -> None
         "credits_refunded": 0,
         "result_download_url": None,
         "callback_url": "https://93.184.215.14/hook",
+        "retention_days": 30,
         "created_at": created,
         "started_at": None,
         "completed_at": None,

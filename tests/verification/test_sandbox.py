@@ -29,6 +29,7 @@ SANDBOX = {
     "unreachable@sandbox.example": ("unknown", "smtp_unreachable"),
     "utf8@sandbox.example": ("unknown", "smtp_utf8_unsupported"),
     "failed@sandbox.example": ("unknown", "verification_failed"),
+    "objected@sandbox.example": ("unknown", "address_objected"),
 }
 
 

@@ -69,9 +69,10 @@ def verdicts_isolated(
     ]
 
 
-def failed_verdict(raw_email: str, *, mode: str) -> Verdict:
+def failed_verdict(raw_email: str, *, mode: str, sub_status: SubStatus = SubStatus.VERIFICATION_FAILED) -> Verdict:
     """`unknown` / `verification_failed`: what judging this row found before it failed is not
-    trusted, so every check says no more than its syntax (and that only when it can be read)."""
+    trusted, so every check says no more than its syntax (and that only when it can be read).
+    Also the row left unjudged on purpose (`address_objected`), which says as little."""
     email = raw_email.strip().lower()
     try:
         syntax_valid = parse(normalise(raw_email)) is not None
@@ -82,7 +83,7 @@ def failed_verdict(raw_email: str, *, mode: str) -> Verdict:
         email=email,
         is_valid=False,
         status=Status.UNKNOWN,
-        sub_status=SubStatus.VERIFICATION_FAILED,
+        sub_status=sub_status,
         validation_mode=mode,
         confidence="low",
         score=30,

@@ -53,6 +53,8 @@ class Egress:
     # The address mail servers see: the bind address unless |address= says otherwise (behind NAT, a
     # proxy's); empty: not known here, so its identity and blocklists go unchecked.
     address: str = ""
+    # Where it leaves from, for accounts that pin their probes to a region (docs/privacy.md); "": none said.
+    region: str = ""
 
     def config(self, base: SmtpConfig) -> SmtpConfig:
         """The session settings for sessions leaving through this egress."""
@@ -66,8 +68,8 @@ DIRECT = Egress("direct")
 
 
 def parse_egresses(spec: str) -> tuple[Egress, ...]:
-    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>` and
-    `|address=<the address mail servers see>`, comma-separated.
+    """`bind:<address>` or `socks5://host:port`, each optionally `|helo=<name>`,
+    `|address=<the address mail servers see>` and `|region=<name>`, comma-separated.
     Empty: (DIRECT,). Raises EgressError naming the bad entry."""
     entries = [entry.strip() for entry in spec.split(",") if entry.strip()]
     egresses = tuple(parse_egress(entry) for entry in entries)
@@ -79,30 +81,32 @@ def parse_egresses(spec: str) -> tuple[Egress, ...]:
 
 def parse_egress(entry: str) -> Egress:
     where, _, options = (part.strip() for part in entry.partition("|"))
-    helo, address = _options(entry, options) if options else ("", "")
+    found = _options(entry, options) if options else {}
+    helo, address, region = found.get("helo", ""), found.get("address", ""), found.get("region", "")
     if where.startswith("bind:"):
         bind = where.removeprefix("bind:")
         if not _is_address(bind):
             raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r}: bind: needs an IP address")
-        return Egress(where, bind=bind, helo=helo, address=address or bind)
+        return Egress(where, bind=bind, helo=helo, address=address or bind, region=region)
     if where.startswith("socks5://"):
         _socks5_checked(entry, where)
-        return Egress(where, proxy=where, helo=helo, address=address)
+        return Egress(where, proxy=where, helo=helo, address=address, region=region)
     raise EgressError(f"VERIFIER_SMTP_EGRESS: {entry!r} is neither bind:<address> nor socks5://host:port")
 
 
-def _options(entry: str, text: str) -> tuple[str, str]:
-    """(helo, address) from `helo=<host name>|address=<IP address>`, each at most once."""
+def _options(entry: str, text: str) -> dict[str, str]:
+    """helo, address and region from `helo=<host name>|address=<IP address>|region=<name>`, each at most once."""
     options: dict[str, str] = {}
     for option in text.split("|"):
         key, equals, value = (part.strip() for part in option.partition("="))
         valid = _OPTION_VALUES.get(key)
         if valid is None or not equals or key in options or not valid(value):
             raise EgressError(
-                f"VERIFIER_SMTP_EGRESS: {entry!r}: the options are |helo=<host name> and |address=<IP address>"
+                f"VERIFIER_SMTP_EGRESS: {entry!r}: the options are |helo=<host name>, |address=<IP address> "
+                "and |region=<name> (lower-case letters, digits, dashes)"
             )
         options[key] = value
-    return options.get("helo", ""), options.get("address", "")
+    return options
 
 
 def _is_address(text: str) -> bool:
@@ -113,9 +117,14 @@ def _is_address(text: str) -> bool:
     return True
 
 
+# A region's name; `any` is every egress (an account's default), so no egress may be called that.
+REGION = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
+ANY_REGION = "any"
+
 _OPTION_VALUES: dict[str, Callable[[str], bool]] = {
     "helo": lambda value: _HOSTNAME.fullmatch(value) is not None,
     "address": _is_address,
+    "region": lambda value: REGION.fullmatch(value) is not None and value != ANY_REGION,
 }
 
 

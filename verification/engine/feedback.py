@@ -141,8 +141,9 @@ def _summed(pairs: Iterable[tuple[float, float]]) -> tuple[float, float]:
 def feedback_applied(verdict: Verdict, evidence: Evidence | None) -> Verdict:
     """The verdict after the reports: a hard bounce (the account's own, or a shared one) not followed by
     the account's own delivery makes it invalid; a delivery not followed by a hard bounce settles a
-    catch-all, unreachable or greylisted address as valid."""
-    if evidence is None:
+    catch-all, unreachable or greylisted address as valid. A row left unjudged because its person
+    objected stays as it is: reports say nothing of it to anyone."""
+    if evidence is None or verdict.sub_status is SubStatus.ADDRESS_OBJECTED:
         return verdict
     bounce = _newest(evidence.bounced_at, evidence.shared_bounce_at)
     delivered = evidence.delivered_at

@@ -25,6 +25,7 @@ SUB_STATUS_REASONS: dict[str, str] = {
     SubStatus.SMTP_UNREACHABLE: "Mail server unreachable",
     SubStatus.SMTP_UTF8_UNSUPPORTED: "Mail server cannot take this mailbox name",
     SubStatus.VERIFICATION_FAILED: "Not checked: a fault on our side",
+    SubStatus.ADDRESS_OBJECTED: "Not checked: the person objected to verification",
 }
 TYPO = "Likely typo"
 

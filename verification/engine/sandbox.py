@@ -35,6 +35,8 @@ _ANSWERS: dict[str, tuple[Status, SubStatus | None, str, int, dict[str, bool | N
     "unreachable": (Status.UNKNOWN, SubStatus.SMTP_UNREACHABLE, "low", 30, {}),
     "utf8": (Status.UNKNOWN, SubStatus.SMTP_UTF8_UNSUPPORTED, "low", 30, {}),
     "failed": (Status.UNKNOWN, SubStatus.VERIFICATION_FAILED, "low", 30, {}),
+    # A bulk row's answer for a person who objected (a live single verification of one answers 451).
+    "objected": (Status.UNKNOWN, SubStatus.ADDRESS_OBJECTED, "low", 30, {}),
 }
 SANDBOX_ADDRESSES = tuple(f"{local}@{SANDBOX_DOMAIN}" for local in _ANSWERS)
 

@@ -38,6 +38,8 @@ class SubStatus(StrEnum):
     SMTP_UTF8_UNSUPPORTED = "smtp_utf8_unsupported"
     # Either mode: judging this one row failed on our side (logged); ask again later.
     VERIFICATION_FAILED = "verification_failed"
+    # A bulk row whose person objected to being verified (docs/privacy.md): not judged, not charged.
+    ADDRESS_OBJECTED = "address_objected"
 
 
 DEEP_SUB_STATUSES = frozenset(

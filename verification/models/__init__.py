@@ -1,6 +1,7 @@
 """Verification's models, fast mode's caches apart from deep mode's shared answers: `fast`
 (DomainRecord, CachedVerdict), `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount) and
-`retried` (RetriedVerification: temporary unknowns asked again).
+`retried` (RetriedVerification: temporary unknowns asked again), and
+`objections` (Objection).
 Imported from here, as Django and the migrations expect of an app's `models`."""
 
 from verification.models.deep import (
@@ -20,6 +21,7 @@ from verification.models.fast import (
     DomainRecord,
     DomainRecordQuerySet,
 )
+from verification.models.objections import Objection, ObjectionQuerySet
 from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
 
 __all__ = [
@@ -36,6 +38,8 @@ __all__ = [
     "MailboxAnswerQuerySet",
     "RetriedVerification",
     "RetriedVerificationQuerySet",
+    "Objection",
+    "ObjectionQuerySet",
     "SmtpSessionCount",
     "SmtpSessionCountQuerySet",
 ]

@@ -3,6 +3,7 @@ domain accepts any address, kept for every account; and the SMTP sessions opened
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
@@ -12,6 +13,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from lib import sql
+from lib.address_keys import KEY_LENGTH, address_key, address_keys
 from verification.engine.smtp_replies import Meaning, Reply
 from verification.engine.smtp_scheduling import Answer
 from verification.models.fast import storable
@@ -26,12 +28,14 @@ MAILBOX_ANSWER_SECONDS = {
     Meaning.DISABLED: 3600,
 }
 CATCH_ALL_SECONDS = 24 * 3600
+ADDRESS_PLACEHOLDER = "<address>"
 
 
 class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
     def fresh_many(self, emails: Collection[str]) -> dict[str, Answer]:
-        rows = self.filter(email__in=list(emails), expires_at__gt=timezone.now())
-        return {row.email: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
+        keys = address_keys(emails)
+        rows = self.filter(address_key__in=list(keys), expires_at__gt=timezone.now())
+        return {keys[row.address_key]: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
 
     def store_many(self, answers: dict[str, Answer]) -> None:
         """Upserts, sorted so writers lock in one order, a batch a transaction (sql.execute_batched).
@@ -40,27 +44,34 @@ class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
         now = timezone.now()
         asked_at = sql.db_datetime(now)
         expiry = {meaning: sql.db_datetime(now + timedelta(seconds=s)) for meaning, s in MAILBOX_ANSWER_SECONDS.items()}
-        rows = [
-            (email, answer.reply.code, answer.reply.text[:1000], answer.meaning.value, asked_at, expiry[answer.meaning])
-            for email, answer in sorted(answers.items())
-            if answer.meaning in MAILBOX_ANSWER_SECONDS and storable(email)
-        ]
+        rows = sorted(
+            (address_key(e), a.reply.code, reply_text(a.reply.text, e), a.meaning.value, asked_at, expiry[a.meaning])
+            for e, a in answers.items()
+            if a.meaning in MAILBOX_ANSWER_SECONDS and storable(e)
+        )
         if not rows:
             return
         sql.execute_batched(
-            f"INSERT INTO {sql.table(MailboxAnswer)} (email, code, text, meaning, asked_at, expires_at)"
+            f"INSERT INTO {sql.table(MailboxAnswer)} (address_key, code, text, meaning, asked_at, expires_at)"
             " VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (email) DO UPDATE SET code = excluded.code, text = excluded.text,"
+            " ON CONFLICT (address_key) DO UPDATE SET code = excluded.code, text = excluded.text,"
             " meaning = excluded.meaning, asked_at = excluded.asked_at, expires_at = excluded.expires_at",
             rows,
         )
 
 
+def reply_text(text: str, email: str) -> str:
+    """The reply as kept: a server's `550 <jo@example.com>: no such user` names the address, which
+    the shared store must not hold (docs/privacy.md)."""
+    return re.sub(re.escape(email.strip()), ADDRESS_PLACEHOLDER, text, flags=re.IGNORECASE)[:1000]
+
+
 class MailboxAnswer(models.Model):
     """Shared across accounts: what a domain's MX answered to RCPT TO for an address, so the same
-    mailbox is not asked twice within the verdict cache's lifetimes, whoever asks."""
+    mailbox is not asked twice within the verdict cache's lifetimes, whoever asks. Keyed by the
+    address's HMAC (lib/address_keys.py), never the address."""
 
-    email = models.CharField(max_length=1000, unique=True)
+    address_key = models.CharField(max_length=KEY_LENGTH, unique=True)
     code = models.PositiveSmallIntegerField()
     text = models.CharField(max_length=1000)
     meaning = models.CharField(max_length=24, choices=[(m.value, m.value) for m in Meaning])
@@ -70,7 +81,7 @@ class MailboxAnswer(models.Model):
     objects = MailboxAnswerQuerySet.as_manager()
 
     def __str__(self) -> str:
-        return f"{self.email}: {self.code}"
+        return f"{self.address_key[:12]}…: {self.code}"
 
 
 class CatchAllAnswerQuerySet(models.QuerySet["CatchAllAnswer"]):

@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class PrivacyConfig(AppConfig):
+    name = "privacy"

@@ -1,0 +1,63 @@
+"""Keep less: what is shared across accounts (deep mode's mailbox answers, reported outcomes) is keyed
+by the address's HMAC with VERIFIER_ADDRESS_PEPPER, never the address (docs/privacy.md)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from feedback.models import FeedbackEvent
+from lib.address_keys import address_key
+from tests.conftest import Persona
+from tests.support.stored import cells_holding
+from verification.engine.smtp_replies import Meaning, Reply
+from verification.engine.smtp_scheduling import Answer
+from verification.models import CatchAllAnswer, MailboxAnswer
+
+SHARED = [MailboxAnswer, CatchAllAnswer, FeedbackEvent]
+
+
+@pytest.mark.usefixtures("deep_farm")
+def test_the_shared_stores_hold_no_address_after_deep_verifications_and_reports(owner: Persona) -> None:
+    for email in ["alice@mailbox.deepfarm.net", "nobody@mailbox.deepfarm.net", "gone@mailbox.deepfarm.net"]:
+        assert owner.post_json("/v1/verify", {"email": email, "validation_mode": "deep"}).status_code == 200
+    events = [{"email": "alice@mailbox.deepfarm.net", "outcome": "hard_bounce"}]
+    assert owner.post_json("/v1/feedback", {"events": events}).status_code == 200
+    assert MailboxAnswer.objects.count() == 3 and FeedbackEvent.objects.count() == 1
+    assert cells_holding(["alice@", "nobody@", "gone@"], SHARED) == []
+    second = owner.post_json("/v1/verify", {"email": "Nobody@Mailbox.deepfarm.net", "validation_mode": "deep"})
+    assert second.json()["sub_status"] == "mailbox_not_found"  # found again by its key
+
+
+def test_a_reply_naming_the_address_is_kept_without_it(db: Any) -> None:
+    email = "jo.smith@example.com"
+    reply = Reply(550, "5.1.1 <Jo.Smith@Example.com>: Recipient address rejected")
+    MailboxAnswer.objects.store_many({email: Answer(reply, Meaning.NO_MAILBOX)})
+    assert (
+        MailboxAnswer.objects.fresh_many([email])[email].reply.text == "5.1.1 <<address>>: Recipient address rejected"
+    )
+    assert cells_holding(["jo.smith"], [MailboxAnswer]) == []
+
+
+def test_the_key_is_the_hmac_of_the_normalised_address_with_the_pepper(settings: Any) -> None:
+    first = address_key(" Jo@Example.com ")
+    assert first == address_key("jo@example.com") and len(first) == 64 and "jo" not in first
+    settings.VERIFIER_ADDRESS_PEPPER = "another secret"
+    assert address_key("jo@example.com") != first
+
+
+def _settings_with(**env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "VERIFIER_ADDRESS_PEPPER"} | env
+    code = "import config.settings as s; print(s.VERIFIER_ADDRESS_PEPPER)"
+    return subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True, timeout=60)
+
+
+def test_production_refuses_to_start_without_a_pepper_and_debug_uses_a_fixed_one() -> None:
+    refused = _settings_with(DEBUG="0")
+    assert refused.returncode != 0 and "VERIFIER_ADDRESS_PEPPER must be set" in refused.stderr
+    assert _settings_with(DEBUG="1").stdout.strip() == "dev-only-address-pepper"
+    assert _settings_with(DEBUG="0", VERIFIER_ADDRESS_PEPPER="s3cret").stdout.strip() == "s3cret"

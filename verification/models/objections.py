@@ -1,0 +1,39 @@
+"""Objections (docs/privacy.md, "Objection"): a person asked that their address not be verified. Staff
+record it in the admin; from then no account's verification of it is judged, charged or stored."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from lib.address_keys import KEY_LENGTH, address_keys
+
+
+class ObjectionQuerySet(models.QuerySet["Objection"]):
+    def among(self, emails: Collection[str]) -> set[str]:
+        """Those of `emails` whose person objected."""
+        keys = address_keys(emails)
+        if not keys:
+            return set()
+        return {keys[key] for key in self.filter(address_key__in=list(keys)).values_list("address_key", flat=True)}
+
+
+class Objection(models.Model):
+    """Kept as the address's HMAC (lib/address_keys.py), with who recorded it and when; for good:
+    an objection has no end but its removal by staff."""
+
+    address_key = models.CharField(max_length=KEY_LENGTH, unique=True)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
+    # Kept by email too, should the staff member's user go.
+    recorded_by_email = models.CharField(max_length=254, blank=True, editable=False)
+    recorded_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    objects = ObjectionQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"objection {self.address_key[:12]}… by {self.recorded_by_email or 'staff'}"
