@@ -17,6 +17,8 @@ from feedback.reports import Report, events_of, report_of
 from lib.address_keys import address_key
 
 PROVIDERS = ("sendgrid", "mailgun", "postmark", "ses")
+# Each sending service as it names itself, for the portal.
+PROVIDER_NAMES = {"sendgrid": "SendGrid", "mailgun": "Mailgun", "postmark": "Postmark", "ses": "Amazon SES"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from accounts.views import confirm_then
 from feedback.forms import FeedbackUploadForm, MailgunKeyForm
 from feedback.models import FeedbackEvent
 from feedback.reports import csv_reports
-from feedback.services import feedback_record, inbox_of, inbox_rotate, webhook_urls
+from feedback.services import PROVIDER_NAMES, feedback_record, inbox_of, inbox_rotate, webhook_urls
 from lib.errors import DomainError
 
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
@@ -34,7 +34,10 @@ def _page(request: HttpRequest, account: Account, form: FeedbackUploadForm, stat
         FeedbackEvent.objects.filter(account=account).values_list("outcome").annotate(n=Count("id")).order_by()
     )
     context = {
-        "urls": webhook_urls(account),
+        # Each URL also in its path's pieces, so a narrow page breaks it after a slash, not mid-word.
+        "webhooks": [
+            (provider, PROVIDER_NAMES[provider], url, url.split("/")) for provider, url in webhook_urls(account).items()
+        ],
         "form": form,
         "key_form": MailgunKeyForm(initial={"mailgun_signing_key": inbox.mailgun_signing_key}),
         "counts": counts,

@@ -26,10 +26,24 @@ def upload_csv(client: Client, text: str) -> Any:
 
 
 def test_page_shows_the_accounts_own_webhook_urls(owner: Persona, outsider: Persona) -> None:
-    page = logged_in(owner).get("/feedback").content.decode()
+    page = logged_in(owner).get("/feedback").content.decode().replace("<wbr>", "")
     for url in webhook_urls(owner.account).values():
         assert url in page
     assert webhook_urls(outsider.account)["sendgrid"] not in page
+
+
+def test_each_webhook_url_is_named_as_its_service_names_itself_and_has_a_copy_button(owner: Persona) -> None:
+    page = logged_in(owner).get("/feedback").content.decode()
+    for provider, name in [
+        ("sendgrid", "SendGrid"),
+        ("mailgun", "Mailgun"),
+        ("postmark", "Postmark"),
+        ("ses", "Amazon SES"),
+    ]:
+        assert f'<tr data-webhook="{provider}"><td>{name}</td>' in page
+        assert f'data-copy="#webhook-{provider}"' in page and f'id="webhook-{provider}"' in page
+    assert "Sendgrid" not in page and ">Ses<" not in page
+    assert "feedback/<wbr>sendgrid/<wbr>" in page  # a narrow page breaks the URL after a slash, not mid-word
 
 
 def test_a_viewer_may_not_see_the_urls(owner: Persona) -> None:
@@ -46,7 +60,7 @@ def test_rotate_asks_first_then_makes_new_urls(owner: Persona) -> None:
     assert webhook_urls(owner.account)["postmark"] == before
     assert client.post("/feedback/rotate").status_code == 302
     after = webhook_urls(owner.account)["postmark"]
-    assert after != before and after in client.get("/feedback").content.decode()
+    assert after != before and after in client.get("/feedback").content.decode().replace("<wbr>", "")
 
 
 def test_csv_upload_stores_events_like_the_api(owner: Persona) -> None:
@@ -56,7 +70,7 @@ def test_csv_upload_stores_events_like_the_api(owner: Persona) -> None:
         client, f"email,outcome,occurred_at\njane@good.com,hard_bounce,{now}\nnot-an-address,delivered\n"
     )
     assert response.status_code == 302
-    assert "1 events taken, 1 ignored" in client.get("/feedback").content.decode()
+    assert "1 events taken, 1 ignored" in client.get("/feedback").content.decode().replace("<wbr>", "")
     assert list(FeedbackEvent.objects.values_list("account_id", "address_key", "outcome")) == [
         (owner.account.pk, address_key("jane@good.com"), "hard_bounce")
     ]
@@ -73,7 +87,7 @@ def test_a_csv_with_an_unknown_outcome_is_refused_whole(owner: Persona) -> None:
 def test_a_sendgrid_sample_posted_to_the_shown_url_changes_the_verdict_in_the_portal(owner: Persona) -> None:
     """As a new user would: copy the SendGrid URL from the page, post the documented sample, verify."""
     client = logged_in(owner)
-    page = client.get("/feedback").content.decode()
+    page = client.get("/feedback").content.decode().replace("<wbr>", "")
     url = webhook_urls(owner.account)["sendgrid"]
     assert url in page
     event = {
