@@ -95,9 +95,12 @@ class AdminLoginForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
 
 
 class ApiKeyForm(PlainTextForm, forms.Form):
+    # Secret or publishable decides which of the fields after it apply, so it comes right after the name.
+    field_order = ["name", "kind", "mode"]
+
     name = forms.CharField(label="Key name", max_length=100, help_text="For example the app or server that uses it.")
     mode = forms.ChoiceField(
-        label="Kind",
+        label="Live or test",
         choices=[(KeyMode.LIVE, "Live (real checks, costs credits)"), (KeyMode.TEST, "Test (sandbox answers, free)")],
         initial=KeyMode.LIVE,
         required=False,  # a live key unless asked
@@ -138,7 +141,7 @@ class ApiKeyForm(PlainTextForm, forms.Form):
             raise ValidationError(error.message) from None
 
     kind = forms.ChoiceField(
-        label="Type",
+        label="Secret or publishable",
         choices=ApiKey.Kind.choices,
         initial=ApiKey.Kind.SECRET,
         required=False,

@@ -119,3 +119,9 @@ def test_the_keys_page_lists_the_sandbox_addresses_and_their_answers(owner: Pers
     page = logged_in(owner).get(reverse("keys")).content.decode()
     assert "<code>invalid@sandbox.example</code>: invalid, mailbox_not_found" in page
     assert "<code>valid@sandbox.example</code>: valid" in page and "the README lists" not in page
+
+
+def test_the_key_form_asks_secret_or_publishable_right_after_the_name(owner: Persona) -> None:
+    page = logged_in(owner).get(reverse("keys")).content.decode()
+    labels = re.findall(r'<label for="id_(\w+)"[^>]*>([^<]+)</label>', page)
+    assert labels[:3] == [("name", "Key name:"), ("kind", "Secret or publishable:"), ("mode", "Live or test:")]
