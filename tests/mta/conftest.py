@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.jobs.conftest import media, run_tasks  # noqa: F401 (the bulk deep jobs of the matrix)
+# The bulk deep jobs of the matrix, and the HTTP receiver of verification.resolved events.
+from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
 from tests.support.deep import deep_settings, farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mta import (
