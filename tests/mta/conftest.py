@@ -56,6 +56,15 @@ def postfix(mta_port: int) -> Iterator[Postfix]:
         yield server
 
 
+@pytest.fixture
+def fresh_postfix() -> Iterator[Postfix]:
+    """A Postfix of its own on a port of its own: its anvil's 60 s window (the connection rate
+    limit's) starts empty, whatever the session's Postfix was asked before."""
+    require(POSTFIX, POSTGREY)
+    with Postfix(free_port(POSTFIX_ADDRESSES)) as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def exim(mta_port: int) -> Iterator[Exim]:
     require(EXIM)
