@@ -37,6 +37,7 @@ def rate_limited_stack(
         dns,
         databases,
         DEBUG="0",
+        VERIFIER_DNS_CANARIES=DOMAIN,  # the loopback DNS may name nothing else (a bench starts it empty)
         VERIFIER_DEEP_MODE="1",
         VERIFIER_SMTP_HELO=HELO,  # fully qualified: with DEBUG off `localhost` refuses to start
         VERIFIER_SMTP_FROM=SENDER,
