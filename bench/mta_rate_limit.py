@@ -20,10 +20,10 @@ from tests.support.mta_stack import JobRun, rate_limited_stack, run_job
 from tests.support.stack_db import StackDatabases
 
 
-def one_run(workdir: Path, dns: DnsServer, databases: StackDatabases, qclusters: int) -> JobRun:
+def one_run(workdir: Path, dns: DnsServer, databases: StackDatabases, qclusters: int, chunk_rows: int) -> JobRun:
     with Postfix(free_port(POSTFIX_ADDRESSES)) as postfix:
         tmp = Path(tempfile.mkdtemp(dir=workdir))
-        with rate_limited_stack(tmp, dns, databases, postfix.port, qclusters=qclusters) as stack:
+        with rate_limited_stack(tmp, dns, databases, postfix.port, qclusters=qclusters, chunk_rows=chunk_rows) as stack:
             return run_job(stack, postfix)
 
 
@@ -42,23 +42,29 @@ def summary(label: str, runs: list[JobRun]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.mta_rate_limit", description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--setups",
+        default="1x100,1x50,2x50",
+        help="qclusters x rows a chunk: 1x100 is one chunk in one worker (one process's sessions), "
+        "1x50 two chunks in one qcluster's two workers, 2x50 two chunks in two qclusters",
+    )
     args = parser.parse_args(argv)
     print(f"load average before: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-mta-") as workdir, DnsServer() as dns:
         databases = StackDatabases(Path(workdir), os.environ.get("DATABASE_URL", "sqlite://"))
         try:
             lines = []
-            for qclusters in (1, 2):
+            for setup in args.setups.split(","):
+                qclusters, chunk_rows = (int(part) for part in setup.split("x"))
                 runs = []
                 for round_ in range(1, args.repeat + 1):
-                    run = one_run(Path(workdir), dns, databases, qclusters)
+                    run = one_run(Path(workdir), dns, databases, qclusters, chunk_rows)
                     print(
-                        f"{qclusters} qcluster(s), run {round_}: {run.seconds:.1f} s, {dict(run.verdicts)}, "
-                        f"{run.sessions} connections",
+                        f"{setup}, run {round_}: {run.seconds:.1f} s, {dict(run.verdicts)}, {run.sessions} connections",
                         flush=True,
                     )
                     runs.append(run)
-                lines.append(summary(f"{qclusters} qcluster(s), median of {args.repeat}", runs))
+                lines.append(summary(f"{setup} (qclusters x chunk rows), median of {args.repeat}", runs))
         finally:
             databases.close()
     print("\n".join(lines))

@@ -27,10 +27,11 @@ ROWS = [f"user{i}@{DOMAIN}" for i in range(100)]
 
 @contextmanager
 def rate_limited_stack(
-    tmp: Path, dns: DnsServer, databases: StackDatabases, port: int, *, qclusters: int
+    tmp: Path, dns: DnsServer, databases: StackDatabases, port: int, *, qclusters: int, chunk_rows: int = 50
 ) -> Iterator[Stack]:
-    """A live stack in deep mode pointed at the MTAs' port, `qclusters` workers sharing the one
-    egress (127.0.0.1): through Redis when the stack has it, else through one lock directory."""
+    """A live stack in deep mode pointed at the MTAs' port, `qclusters` qcluster processes (of two
+    workers each) sharing the one egress (127.0.0.1): through Redis when the stack has it, else
+    through one lock directory."""
     farm_zone(dns, {DOMAIN: [LISTENER]})
     with live_stack(
         tmp,
@@ -47,8 +48,9 @@ def rate_limited_stack(
         VERIFIER_SMTP_LOCK_DIR=str(tmp / "smtp-slots"),
         VERIFIER_SMTP_GREYLIST_RETRY_SECONDS="1",  # a deferred chunk's next round comes soon
         BULK_CHUNK_LEASE_SECONDS="120",  # a chunk's sessions get half of it, as by default
-        BULK_DEEP_CHUNK_SIZE="50",  # two chunks, each a batch of its own: each qcluster can take one
-        BULK_DEEP_BATCH_ROWS="50",
+        # Chunks of 50: two, each a batch of its own, which two qclusters (or two workers of one) take at once.
+        BULK_DEEP_CHUNK_SIZE=str(chunk_rows),
+        BULK_DEEP_BATCH_ROWS=str(chunk_rows),
         Q_TIMEOUT="150",
         Q_RETRY="160",
     ) as stack:
