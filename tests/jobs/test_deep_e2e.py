@@ -13,9 +13,9 @@ import pytest
 import requests
 
 from tests.jobs.conftest import Receiver
-from tests.jobs.test_e2e import Stack, live_stack, result_rows
 from tests.support.deep import DOMAINS, HELO, farm_zone
 from tests.support.dns_server import DnsServer
+from tests.support.e2e_stack import Stack, live_stack, result_rows
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabases
 

@@ -4,8 +4,6 @@ by a signed `verification.resolved` event, and costs one credit in all (docs/dee
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -17,42 +15,19 @@ from verifier import verify_callback
 
 from accounts.models import ApiKey
 from billing.models import LedgerEntry
-from jobs import tasks
 from lib.prune import prune_expired
 from tests.conftest import Persona
 from tests.jobs.conftest import Receiver, RunTasks, ledger_sum
 from tests.support.mx_farm import MxFarm
 from tests.support.personas import sandboxed
 from tests.support.portal import logged_in
+from tests.support.resolution import balance, deep, event_time, later, read
 from verification.models import RetriedVerification
 
 pytestmark = pytest.mark.usefixtures("deep_farm")
 
 GREYLISTED = "alice@greylist.deepfarm.net"  # 450 at first; accepted once the farm's greylisting is over
 NEVER_CLEARS = "alice@probegrey.deepfarm.net"  # its catch-all probe stays greylisted: unknown for ever
-
-
-def deep(persona: Persona, email: str, **body: Any) -> Any:
-    response = persona.post_json("/v1/verify", {"email": email, "validation_mode": "deep", **body})
-    assert response.status_code == 200, response.content
-    return response
-
-
-def read(persona: Persona, verification_id: str) -> Any:
-    return persona.get(f"/v1/verifications/{verification_id}")
-
-
-def balance(persona: Persona) -> int:
-    persona.account.refresh_from_db()
-    return persona.account.credit_balance
-
-
-@contextmanager
-def later(minutes: float, run_tasks: RunTasks) -> Iterator[None]:
-    """`minutes` from now, the every-minute sweep run once (its tasks run when the block ends)."""
-    with time_machine.travel(timezone.now() + timedelta(minutes=minutes)), run_tasks():
-        tasks.reask_verifications()
-        yield
 
 
 def test_a_greylisted_answer_is_pending_with_its_next_attempt(owner: Persona) -> None:
@@ -94,10 +69,6 @@ def test_a_greylisted_verification_resolves_on_the_schedule_for_one_credit_and_o
     payload = verify_callback(event.body, event.headers, owner.account.signing_secret, now=event_time(event))
     assert payload["event"] == "verification.resolved" and payload["verification_id"] == verification_id
     assert (payload["status"], payload["resolution"]["state"]) == ("valid", "resolved")
-
-
-def event_time(event: Any) -> float:
-    return float(event.headers["webhook-timestamp"])
 
 
 def test_the_resolved_answer_is_learnt_by_the_verdict_cache(

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.jobs.conftest import media, run_tasks  # noqa: F401 (the bulk deep jobs of the matrix)
+# The bulk deep jobs of the matrix, and the HTTP receiver of verification.resolved events.
+from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
 from tests.support.deep import deep_settings, farm_zone
 from tests.support.dns_server import DnsServer
 from tests.support.mta import (
@@ -52,6 +53,15 @@ def mta_port() -> int:
 def postfix(mta_port: int) -> Iterator[Postfix]:
     require(POSTFIX, POSTGREY)
     with Postfix(mta_port) as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_postfix() -> Iterator[Postfix]:
+    """A Postfix of its own on a port of its own: its anvil's 60 s window (the connection rate
+    limit's) starts empty, whatever the session's Postfix was asked before."""
+    require(POSTFIX, POSTGREY)
+    with Postfix(free_port(POSTFIX_ADDRESSES)) as server:
         yield server
 
 

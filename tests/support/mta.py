@@ -39,6 +39,14 @@ EXIM_ADDRESS = "127.0.3.30"
 # postgrey lets a (client, sender, recipient) through once this long has passed since it first saw it.
 GREYLIST_DELAY = 2
 STARTUP_SECONDS = 30.0
+# The connections a 100-row deep job may open at the `rate-limit-job` listener (2 a minute), refused
+# ones included: the first burst (at most VERIFIER_SMTP_MAX_CONNECTIONS_PER_HOST = 3 at once, shared
+# by every process behind the egress: 2 taken, the third refused at the banner), then one try at a
+# time spaced 1, 2, 4, 8, 16 and 32 s (docs/deep.md "Rate limits"): the sixth, 63 s on, falls in
+# Postfix's next window and is taken (3 + 6 = 9). On a loaded machine that try can fall after the
+# chunk's time (half its lease, 60 s): the chunk's deferred round then opens at most 3 more (12;
+# seen: 10). Unpaced, every row's session would be one more refusal.
+RATE_LIMITED_JOB_SESSIONS = 12
 
 
 def require(*binaries: Path) -> None:
