@@ -12,7 +12,6 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 
 from feedback import esp
 from feedback.models import FeedbackInbox
@@ -25,8 +24,11 @@ log = logging.getLogger(__name__)
 
 
 @csrf_exempt  # the secret URL stands in for a session: no cookie, no CSRF token
-@require_POST
 def feedback_webhook(request: HttpRequest, provider: str, token: str) -> HttpResponse:
+    if request.method != "POST":  # in the error's shape, as every other refusal here (not Django's HTML 405)
+        refused = _refused("method_not_allowed", f'Method "{request.method}" not allowed.', status=405)
+        refused["Allow"] = "POST"
+        return refused
     inbox = FeedbackInbox.objects.select_related("account").filter(token=token).first()
     if provider not in PROVIDERS or inbox is None:
         return _refused("not_found", "No such webhook.", status=404)

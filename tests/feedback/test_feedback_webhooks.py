@@ -284,6 +284,14 @@ def test_a_wrong_token_or_provider_is_404_and_stores_nothing(owner: Persona) -> 
     assert stored(owner) == []
 
 
+@pytest.mark.parametrize("method", ["get", "put", "delete"])
+def test_a_webhook_asked_with_another_method_than_post_is_405_in_the_error_shape(owner: Persona, method: str) -> None:
+    response = getattr(Client(), method)(url_path(owner, "sendgrid"))
+    assert (response.status_code, response["Allow"]) == (405, "POST")
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert stored(owner) == []
+
+
 def test_a_rotated_token_is_404_and_the_new_one_works(owner: Persona) -> None:
     body = sample("postmark_delivery.json") | {"DeliveredAt": RECENT_ISO}
     old = url_path(owner, "postmark")
