@@ -185,6 +185,20 @@ def test_it_is_asked_again_from_another_egress(
     assert len(first) == 1 and len(again) == 1  # one session each, from two different source addresses
 
 
+def test_an_account_pinned_to_a_region_is_asked_again_through_that_regions_egress_only(
+    owner: Persona, deep_farm: MxFarm, settings: Any, run_tasks: RunTasks
+) -> None:
+    settings.VERIFIER_SMTP_EGRESS = "bind:127.0.0.51|region=us-east,bind:127.0.0.50|region=eu"
+    owner.account.probe_region = "eu"
+    owner.account.save(update_fields=["probe_region"])
+    verification_id = deep(owner, GREYLISTED).json()["verification_id"]
+    deep_farm.greylist_over()
+    with later(6, run_tasks):
+        pass
+    assert owner.get(f"/v1/verifications/{verification_id}").json()["resolution"]["state"] == "resolved"
+    assert sources_at(deep_farm, GREYLIST_MX) == {"127.0.0.50"}  # both sessions from the region's egress
+
+
 GREYLIST_MX = "127.0.0.4"
 
 
