@@ -28,7 +28,10 @@ class Deliverability(TypedDict):
     basis: int
 
 
-class VerificationResult(TypedDict):
+class Verdict(TypedDict):
+    """What every answer about one address holds: the verdict of POST /v1/verify and of a verification
+    asked again later alike."""
+
     email: str
     is_valid: bool
     status: Status
@@ -41,6 +44,9 @@ class VerificationResult(TypedDict):
     mail_provider: str | None
     feedback: Feedback | None
     deliverability: Deliverability | None
+
+
+class VerificationResult(Verdict):
     cached: bool
     response_time_ms: int
     verification_id: NotRequired[str]  # a deep unknown asked again later (GET /v1/verifications/{id})
@@ -52,21 +58,9 @@ class Resolution(TypedDict):
     next_attempt_at: str | None
 
 
-class RetriedVerification(TypedDict):
+class RetriedVerification(Verdict):
     """GET /v1/verifications/{id}: a verification asked again later, its latest result and resolution."""
 
-    email: str
-    is_valid: bool
-    status: Status
-    sub_status: str | None
-    validation_mode: Literal["fast", "deep"]
-    confidence: Literal["high", "medium", "low"]
-    score: int
-    checks: Checks
-    did_you_mean: str | None
-    mail_provider: str | None
-    feedback: Feedback | None
-    deliverability: Deliverability | None
     verification_id: str
     resolution: Resolution
 
