@@ -19,7 +19,7 @@ import subprocess
 import time
 
 from bench import bulk
-from bench.deep import _env, _upload, _warm_up, rows
+from bench.deep import _env, _farm_counts, _upload, _warm_up, rows
 from bench.procs import PY
 from bench.receiver import Receiver
 from bench.results import Measurement
@@ -57,13 +57,6 @@ def _farm_command() -> list[str]:
     return [PY, "-m", "bench.mxfarm", *(str(part) for pair in options.items() for part in pair)]
 
 
-def _counts(farm: subprocess.Popen[str]) -> dict[str, int]:
-    assert farm.stdin is not None and farm.stdout is not None
-    farm.stdin.write("stats\n")
-    farm.stdin.flush()
-    return dict(json.loads(farm.stdout.readline()))
-
-
 def _measure(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> Measurement:
     env = {**_env(smtp_port), "VERIFIER_SMTP_GREYLIST_RETRY_SECONDS": str(GREYLIST_RETRY_SECONDS)}
     with Stack("sqlite", dns_address, extra_env=env) as stack, Receiver() as receiver:
@@ -72,11 +65,11 @@ def _measure(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> M
         stack.start_qcluster()
         time.sleep(bulk.WORKER_BOOT_SECONDS)
         _warm_up(stack, account, receiver)
-        _counts(farm)  # reset
+        _farm_counts(farm)  # reset
         started = time.monotonic()
         job_id = _upload(stack, account.api_key, rows(ROWS), receiver.url, "deep")
         seconds = bulk._wait(stack, account, receiver, job_id).arrived - started
-        counts = _counts(farm)
+        counts = _farm_counts(farm)
         job = bulk._job(stack, account, job_id)
     unknown = {name: job["breakdown"][name] for name in UNKNOWN if job["breakdown"][name]}
     share = sum(unknown.values()) / ROWS
