@@ -7,6 +7,7 @@ UPDATE_DOCS_SCREENSHOTS=1 refreshes docs/images/phone-*.png."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.urls import reverse
@@ -87,6 +88,17 @@ def overflow(page: Page, url: str) -> dict[str, Any] | None:
     return measured if measured["scroll"] > measured["width"] else None
 
 
+def each_role_signed_in(page: Page, account: Any) -> Iterator[Role]:
+    """Each role in turn, the browser signed in as a member of `account` with it (the owner first)."""
+    for role in Role:
+        user = account.owner if role == Role.OWNER else UserFactory()
+        if role != Role.OWNER:
+            Membership.objects.create(account=account, user=user, role=role)
+        page.context.clear_cookies()
+        log_in(page, user.email, PASSWORD)
+        yield role
+
+
 def test_every_portal_page_fits_a_390_px_phone_for_each_role(page: Page) -> None:
     account = AccountFactory(plan_code="starter", credits=1000)
     issue_key(account)  # the key sample_arguments shows on /keys/<id>/revoke
@@ -94,12 +106,7 @@ def test_every_portal_page_fits_a_390_px_phone_for_each_role(page: Page) -> None
     pages = phone_pages(owner)
     page.set_viewport_size(PHONE)
     too_wide: dict[str, Any] = {}
-    for role in Role:
-        user = account.owner if role == Role.OWNER else UserFactory()
-        if role != Role.OWNER:
-            Membership.objects.create(account=account, user=user, role=role)
-        page.context.clear_cookies()
-        log_in(page, user.email, PASSWORD)
+    for role in each_role_signed_in(page, account):
         for name, url in pages:
             if wide := overflow(page, url):
                 too_wide[f"{role} {name} {url}"] = wide
@@ -173,12 +180,7 @@ def test_every_table_keeps_its_actions_and_columns_in_view_at_390_and_1280_px_fo
     pages = phone_pages(Persona(account))
     tables_filled(account)
     out_of_view: list[str] = []
-    for role in Role:
-        user = account.owner if role == Role.OWNER else UserFactory()
-        if role != Role.OWNER:
-            Membership.objects.create(account=account, user=user, role=role)
-        page.context.clear_cookies()
-        log_in(page, user.email, PASSWORD)
+    for role in each_role_signed_in(page, account):
         for screen in (PHONE, DESKTOP):
             page.set_viewport_size(screen)
             for name, url in pages:
