@@ -169,7 +169,7 @@ async def _dialogue(
             step = "rcpt"
             await _recipients(client, session, askable, wire, config, utf8=utf8)
             if more is not None:
-                await _folded_in(client, session, more, config, utf8=utf8)
+                await _folded_in(client, session, more, wire, config, utf8=utf8)
         with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
             await client.quit(timeout=min(config.timeout, 2.0))
     except aiosmtplib.SMTPResponseException as exc:
@@ -237,24 +237,28 @@ def _refused_by_policy(session: Session, wire: dict[str, str], probe: str) -> bo
     """Whether the session asked about addresses of the probe's domain and every one was refused
     by policy (554 5.7.1 and the like): the probe would be refused too, and tell nothing."""
     domain = probe.rpartition("@")[2]
-    same = [
-        reply
-        for recipient, reply in session.answers.items()
-        if (wire.get(recipient) or wire_form(recipient)).rpartition("@")[2] == domain
-    ]
+    same = [reply for recipient, reply in session.answers.items() if wire[recipient].rpartition("@")[2] == domain]
     return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
 
 
 async def _folded_in(
-    client: aiosmtplib.SMTP, session: Session, more: Callable[[], list[str]], config: SmtpConfig, *, utf8: bool
+    client: aiosmtplib.SMTP,
+    session: Session,
+    more: Callable[[], list[str]],
+    wire: dict[str, str],
+    config: SmtpConfig,
+    *,
+    utf8: bool,
 ) -> None:
     """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
     the same address turned away for our rate (Postfix's connection rate limit lets two sessions a
     minute in, each able to carry a thousand recipients). ASCII ones only, unless this transaction
-    asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them."""
+    asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them.
+    Their wire forms join the session's `wire`, which then names every recipient it asked."""
     while session.failure is None and (extra := [r for r in more() if r not in session.answers]):
         extra = [recipient for recipient in extra if utf8 or recipient.isascii()]
-        await _recipients(client, session, extra, _wire_forms(extra), config, utf8=utf8)
+        wire.update(_wire_forms(extra))
+        await _recipients(client, session, extra, wire, config, utf8=utf8)
         if any(recipient not in session.answers for recipient in extra):
             return  # the server takes no more in this session
 
