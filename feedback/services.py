@@ -30,8 +30,9 @@ class Tally:
         return {"accepted": self.accepted, "ignored": self.ignored}
 
 
-def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
-    """Store the reports (None: one ignored). The same report twice is stored once: accepted both times."""
+def feedback_record(*, account: Account, reports: list[Report | None], authenticated: bool = False) -> Tally:
+    """Store the reports (None: one ignored). The same report twice is stored once: accepted both times.
+    `authenticated`: they came as a sending service's event whose signature or credentials held."""
     kept = [report for report in reports if report is not None]
     ignored = len(reports) - len(kept)
     rows = [
@@ -41,6 +42,7 @@ def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
             domain=report.domain,
             outcome=report.outcome,
             occurred_at=report.occurred_at,
+            authenticated=authenticated,
             expires_at=report.occurred_at + KEPT,
         )
         for report in kept
@@ -60,7 +62,7 @@ def feedback_record_signed(*, inbox: FeedbackInbox, token: str, reports: list[Re
     try:
         with transaction.atomic():
             MailgunToken.objects.create(inbox=inbox, token=token, expires_at=timezone.now() + TOKENS_KEPT)
-            return feedback_record(account=inbox.account, reports=reports)
+            return feedback_record(account=inbox.account, reports=reports, authenticated=True)
     except IntegrityError:
         raise BadSignature("This signed Mailgun event was received before: a replay.") from None
 

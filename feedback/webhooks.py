@@ -70,7 +70,7 @@ def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
     if kind == "SubscriptionConfirmation":
         return _confirm(envelope.get("SubscribeURL"))
     parsed = esp.ses(esp.sns_message(envelope), timezone.now())
-    return JsonResponse(feedback_record(account=inbox.account, reports=parsed).to_dict())
+    return JsonResponse(feedback_record(account=inbox.account, reports=parsed, authenticated=True).to_dict())
 
 
 def _confirm(url: object) -> HttpResponse:
