@@ -412,6 +412,12 @@ FEEDBACK_CATCH_ALL_PRIOR = envfloat("FEEDBACK_CATCH_ALL_PRIOR", 0.7)
 # Not read from the environment: only the tests point it at a loopback server.
 SNS_SIGNING_CERT_URL_PATTERN = r"https://sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^?#]*\.pem"
 
+# The bounce guarantee (docs/guarantee.md): refunds credited in a calendar month are at most this share
+# of the account's charged `valid` answers that month, rounded down; past it they are recorded only.
+GUARANTEE_MAX_SHARE = envfloat("GUARANTEE_MAX_SHARE", 0.05)
+if GUARANTEE_MAX_SHARE > 1:
+    raise ImproperlyConfigured(f"GUARANTEE_MAX_SHARE is a share of answers, at most 1, got {GUARANTEE_MAX_SHARE}")
+
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)
 CALLBACK_RETRY_BASE_SECONDS = envfloat("CALLBACK_RETRY_BASE_SECONDS", 30.0)

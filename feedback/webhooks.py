@@ -9,12 +9,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from billing.guarantee import guarantee_refunds
 from feedback import esp
 from feedback.models import FeedbackInbox
+from feedback.reports import Report
 from feedback.services import PROVIDERS, Tally, feedback_record, feedback_record_signed
 from lib import outbound, sns
 from lib.errors import DomainError
@@ -52,7 +55,18 @@ def _recorded(provider: str, body: Any, inbox: FeedbackInbox) -> Tally:
     parsed = esp.mailgun(body, now, inbox.mailgun_signing_key)
     if not inbox.mailgun_signing_key:  # nothing to check a token against: the secret URL is the proof
         return feedback_record(account=inbox.account, reports=parsed)
-    return feedback_record_signed(inbox=inbox, token=esp.mailgun_token(body), reports=parsed)
+    with transaction.atomic():  # the token, the reports and their refunds together or not at all
+        tally = feedback_record_signed(inbox=inbox, token=esp.mailgun_token(body), reports=parsed)
+        guarantee_refunds(account=inbox.account, reports=parsed)
+    return tally
+
+
+def _authenticated(inbox: FeedbackInbox, parsed: list[Report | None]) -> Tally:
+    """Reports whose sender proved itself: stored as authenticated, and refunded where the guarantee says."""
+    with transaction.atomic():
+        tally = feedback_record(account=inbox.account, reports=parsed, authenticated=True)
+        guarantee_refunds(account=inbox.account, reports=parsed)
+    return tally
 
 
 def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
@@ -70,7 +84,7 @@ def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
     if kind == "SubscriptionConfirmation":
         return _confirm(envelope.get("SubscribeURL"))
     parsed = esp.ses(esp.sns_message(envelope), timezone.now())
-    return JsonResponse(feedback_record(account=inbox.account, reports=parsed, authenticated=True).to_dict())
+    return JsonResponse(_authenticated(inbox, parsed).to_dict())
 
 
 def _confirm(url: object) -> HttpResponse:
