@@ -127,5 +127,3 @@ def work_stalled(now: datetime) -> bool:
         claimable(now), state=Chunk.State.PENDING, job__status__in=UNFINISHED, job__created_at__lt=cutoff
     )
     return old.exists()
-
-

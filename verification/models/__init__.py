@@ -4,6 +4,8 @@ SmtpSessionCount), `retried` (RetriedVerification: temporary unknowns asked agai
 `objections` (Objection).
 Imported from here, as Django and the migrations expect of an app's `models`."""
 
+from verification.models.objections import Objection, ObjectionQuerySet
+from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
 from verification.models.smtp_answers import (
     CATCH_ALL_SECONDS,
     MAILBOX_ANSWER_SECONDS,
@@ -21,8 +23,6 @@ from verification.models.verdict_caches import (
     DomainRecord,
     DomainRecordQuerySet,
 )
-from verification.models.objections import Objection, ObjectionQuerySet
-from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
 
 __all__ = [
     "CATCH_ALL_SECONDS",
