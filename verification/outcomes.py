@@ -21,7 +21,7 @@ from accounts.plans import SIGNUP_PLAN
 from billing.models import Payment
 from feedback.models import FeedbackEvent, Outcome
 from verification.engine import SubStatus, Verdict
-from verification.engine.feedback import (
+from verification.engine.deliverability import (
     OWN_EFFECT,
     Row,
     deliverability_applied,
