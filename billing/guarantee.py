@@ -18,7 +18,7 @@ from accounts.models import Account
 from billing.models import GuaranteeRefund, ValidAnswer
 from billing.services import credits_guarantee_refund
 from feedback.models import Outcome
-from feedback.reports import Report
+from feedback.reports import CLOCK_SKEW, Report
 from lib.address_keys import address_key
 
 # How long after a valid answer a hard bounce of it is refunded.
@@ -33,12 +33,14 @@ def guarantee_refunds(*, account: Account, reports: Iterable[Report | None]) -> 
 
 
 def refundable_answer(account: Account, email: str, bounced_at: datetime) -> ValidAnswer | None:
-    """The newest charged high-confidence valid answer of the address at most REFUND_WINDOW before the bounce."""
+    """The newest charged high-confidence valid answer of the address at most REFUND_WINDOW before the bounce
+    (a bounce stamped up to CLOCK_SKEW before the answer counts as after it: senders' clocks and whole-second
+    times)."""
     answers = ValidAnswer.objects.filter(
         account=account,
         address_key=address_key(email),
         high_confidence=True,
-        answered_at__lte=bounced_at,
+        answered_at__lte=bounced_at + CLOCK_SKEW,
         answered_at__gte=bounced_at - REFUND_WINDOW,
     )
     return answers.order_by("-answered_at", "-id").first()

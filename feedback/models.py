@@ -98,6 +98,11 @@ class FeedbackInbox(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     # Mailgun signs its webhooks with this key (its HTTP webhook signing key); blank: not checked.
     mailgun_signing_key = models.CharField(max_length=200, blank=True)
+    # SendGrid's Signed Event Webhook verification key (base64 DER or PEM); blank: not checked.
+    sendgrid_verification_key = models.TextField(blank=True)
+    # The basic-auth credentials Postmark sends from the URL they are written into; blank: not checked.
+    postmark_username = models.CharField(max_length=100, blank=True)
+    postmark_password = models.CharField(max_length=200, blank=True)
     rotated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -87,9 +88,18 @@ def inbox_of(account: Account) -> FeedbackInbox:
 
 
 def webhook_urls(account: Account) -> dict[str, str]:
-    """The account's secret URL for each sending service (GET /v1/account's `feedback_webhooks`)."""
-    token = inbox_of(account).token
-    return {provider: settings.SITE_URL + reverse("feedback-webhook", args=[provider, token]) for provider in PROVIDERS}
+    """The account's secret URL for each sending service (GET /v1/account's `feedback_webhooks`); Postmark's
+    carries the account's basic-auth credentials when it set them, as Postmark takes them."""
+    inbox = inbox_of(account)
+    urls = {
+        provider: settings.SITE_URL + reverse("feedback-webhook", args=[provider, inbox.token])
+        for provider in PROVIDERS
+    }
+    if inbox.postmark_username:
+        scheme, _, rest = urls["postmark"].partition("://")
+        credentials = f"{quote(inbox.postmark_username, safe='')}:{quote(inbox.postmark_password, safe='')}"
+        urls["postmark"] = f"{scheme}://{credentials}@{rest}"
+    return urls
 
 
 def inbox_rotate(*, account: Account) -> FeedbackInbox:

@@ -3,6 +3,7 @@ the documented samples (tests/fixtures/feedback), Mailgun's signature, and the s
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import hmac
@@ -11,6 +12,10 @@ import secrets
 import time
 from pathlib import Path
 from typing import Any
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "feedback"
 MAILGUN_KEY = "key-abc123"
@@ -40,3 +45,24 @@ def mailgun_failure(recipient: str, at: float, *, severity: str = "permanent") -
 def path_of(url: str) -> str:
     """The path of one of an account's webhook URLs (GET /v1/account's `feedback_webhooks`)."""
     return "/" + url.split("://", 1)[1].split("/", 1)[1]
+
+
+def sendgrid_keys() -> tuple[Any, str]:
+    """A P-256 key pair: the private key, and the public key as SendGrid shows it (base64 DER)."""
+    private = ec.generate_private_key(ec.SECP256R1())
+    der = private.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    return private, base64.b64encode(der).decode()
+
+
+def sendgrid_headers(private: Any, body: bytes, timestamp: str | None = None) -> dict[str, str]:
+    """The Signed Event Webhook's headers: ECDSA-SHA256 of timestamp + body, base64 DER."""
+    stamp = str(int(time.time())) if timestamp is None else timestamp
+    signature = private.sign(stamp.encode() + body, ec.ECDSA(hashes.SHA256()))
+    return {
+        "X-Twilio-Email-Event-Webhook-Signature": base64.b64encode(signature).decode(),
+        "X-Twilio-Email-Event-Webhook-Timestamp": stamp,
+    }
+
+
+def basic_auth(username: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
