@@ -78,11 +78,11 @@ def month_of(moment: datetime) -> tuple[datetime, datetime]:
     return start, (start + timedelta(days=32)).replace(day=1)
 
 
-def monthly_cap(account: Account, moment: datetime) -> int:
+def monthly_cap(account_id: int, moment: datetime) -> int:
     """How many of the valid answers given in the calendar month of `moment` may be credited back:
     GUARANTEE_MAX_SHARE of the account's charged valid answers that month, rounded down."""
     start, end = month_of(moment)
-    answers = ValidAnswer.objects.filter(account=account, answered_at__gte=start, answered_at__lt=end).count()
+    answers = ValidAnswer.objects.filter(account_id=account_id, answered_at__gte=start, answered_at__lt=end).count()
     return math.floor(answers * settings.GUARANTEE_MAX_SHARE + 1e-9)
 
 
@@ -92,4 +92,4 @@ def _under_cap(account: Account, answered_at: datetime) -> bool:
     credited = GuaranteeRefund.objects.filter(
         account=account, credited=True, answer__answered_at__gte=start, answer__answered_at__lt=end
     )
-    return credited.count() < monthly_cap(account, answered_at)
+    return credited.count() < monthly_cap(account.pk, answered_at)

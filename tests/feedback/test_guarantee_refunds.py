@@ -201,3 +201,27 @@ def test_a_bulk_jobs_charged_valid_row_is_refunded_too(owner: Persona, uncapped:
     assert signed_bounce(owner).status_code == 200
     assert signed_bounce(owner, "jane@nullmx.com").status_code == 200
     assert refunds(owner) == [1]
+
+
+def test_get_account_shows_this_months_valid_answers_bounces_refunds_and_rates_by_provider(
+    owner: Persona, uncapped: None
+) -> None:
+    signing_key_set(owner)
+    answered_valid(owner)  # good.com: `other`
+    answered_valid(owner, "someone@gmail.com")
+    event = {"email": "someone@gmail.com", "outcome": "hard_bounce"}
+    assert owner.post_json("/v1/feedback", {"events": [event]}).json()["accepted"] == 1  # self-reported: counted
+    assert signed_bounce(owner).status_code == 200
+    guarantee = owner.get("/v1/account").json()["guarantee"]
+    assert guarantee["month"] == f"{timezone.now():%Y-%m}"
+    assert (guarantee["valid_answers"], guarantee["bounced"], guarantee["refunded"]) == (2, 2, 1)
+    assert (guarantee["cap"], guarantee["max_share"], guarantee["refunds_over_cap"]) == (2, 1.0, 0)
+    rates = guarantee["bounce_rate_by_provider"]
+    assert rates["google"] == {"valid": 1, "bounced": 1, "rate": 1.0}
+    assert rates["other"] == {"valid": 1, "bounced": 1, "rate": 1.0}
+    assert rates["microsoft"] == {"valid": 0, "bounced": 0, "rate": None}
+
+
+def test_another_accounts_answers_are_not_in_this_accounts_guarantee(owner: Persona, outsider: Persona) -> None:
+    answered_valid(outsider)
+    assert owner.get("/v1/account").json()["guarantee"]["valid_answers"] == 0
