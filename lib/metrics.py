@@ -12,7 +12,6 @@ from collections.abc import Iterable
 
 from prometheus_client import Counter, Histogram
 
-from verification.engine.modes import ValidationMode
 
 VERIFICATIONS = Counter(
     "verifier_verifications_total", "Addresses verified, by verdict status and door.", ["status", "source"]
@@ -80,7 +79,7 @@ def smtp_work_cut(cut: Tally[str]) -> None:
         SMTP_WORK_CUT.labels(what=what).inc(count)
 
 
-def rows_failed(count: int, *, mode: ValidationMode) -> None:
+def rows_failed(count: int, *, mode: str) -> None:
     ROWS_FAILED.labels(mode=mode).inc(count)
 
 
