@@ -12,7 +12,6 @@ from collections.abc import Iterable
 
 from prometheus_client import Counter, Histogram
 
-
 VERIFICATIONS = Counter(
     "verifier_verifications_total", "Addresses verified, by verdict status and door.", ["status", "source"]
 )
