@@ -26,8 +26,8 @@ from accounts.models import (
 from accounts.permissions import Action, role_may
 from accounts.two_factor_views import reask_needed
 from accounts.views import confirm_then
+from accounts.widget import snippet
 from lib.errors import DomainError
-from lib.widget import snippet
 
 Event = AuditEvent.Action
 
