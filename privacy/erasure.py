@@ -13,7 +13,7 @@ from apikit.models import IdempotencyRecord
 from feedback.models import FeedbackEvent
 from jobs import files
 from jobs.models import Job
-from jobs.results import original_ensure
+from jobs.downloads import original_ensure
 from lib.address_keys import address_key, address_keys
 from lib.errors import DomainError
 from verification.engine.syntax import normalise

@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs import tasks
-from jobs.files import RESULT_COLUMNS
+from jobs.result_rows import RESULT_COLUMNS
 from jobs.models import Job
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks, stored_files, upload
