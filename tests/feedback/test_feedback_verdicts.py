@@ -19,8 +19,8 @@ from accounts.models import Membership, Role
 from lib import sql
 from tests.conftest import Persona, make_persona, sandboxed
 from tests.jobs.conftest import upload
-from verification.outcomes import global_catch_all_rate
 from verification.models import CatchAllAnswer
+from verification.outcomes import global_catch_all_rate
 
 
 def report(persona: Persona, email: str, outcome: str, when: Any = None) -> None:
