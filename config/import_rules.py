@@ -42,11 +42,11 @@ TIERS: tuple[tuple[str, ...], ...] = (
         "estimates", "previews", "deep_slots", "grouping", "lifecycle", "retention", "callbacks",
         "downloads", "original_file", "fair_share", "breakdown_charts", "resolver", "resolution", "deep",
         "deep_requests", "judging", "canaries", "login_throttle", "spend_caps", "keys", "key_limits",
-        "outcomes", "erasure", "business", "dashboard", "probes", "auditing",
+        "outcomes", "erasure", "business", "dashboard", "probes", "auditing", "mode_choice",
     ),
     (
         "queue", "gateway", "prices", "files", "result_rows", "csvfile", "converters", "plans",
-        "permissions", "origins", "egresses", "egress_checks", "reports", "esp", "metrics", "machine",
+        "permissions", "origins", "egresses", "egress_checks", "reports", "esp", "metrics", "machine", "sns",
     ),
     ("models",),
     ("engine",),
