@@ -1,5 +1,5 @@
 """Proof that an event came from the account's sending service, for SendGrid and Postmark (docs/feedback.md,
-"Webhooks"); Mailgun's signature is checked in esp.py, SNS's in lib/sns.py.
+"Webhooks"); Mailgun's signature is checked in esp.py, SNS's in feedback/sns.py.
 
 - SendGrid's Signed Event Webhook: ECDSA (P-256, SHA-256) over the timestamp header followed by the raw
   body, checked with the verification key the account copied from SendGrid (base64 DER, or PEM).

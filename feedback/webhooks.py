@@ -15,12 +15,12 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from billing.guarantee import guarantee_refunds
-from feedback import esp
+from feedback import esp, sns
 from feedback.models import FeedbackInbox
 from feedback.reports import Report
 from feedback.services import PROVIDERS, Tally, feedback_record, feedback_record_signed
 from feedback.signatures import SENDGRID_SIGNATURE, SENDGRID_TIMESTAMP, postmark_check, sendgrid_check
-from lib import outbound, sns
+from lib import outbound
 from lib.errors import DomainError
 from lib.jsonbody import json_parsed
 
@@ -88,7 +88,7 @@ def _authenticated(inbox: FeedbackInbox, parsed: list[Report | None]) -> Tally:
 
 def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
     """SNS wraps SES's notification; a new subscription is confirmed by fetching its SubscribeURL. Either is
-    believed only with a valid SNS signature (lib/sns.py)."""
+    believed only with a valid SNS signature (feedback/sns.py)."""
     if not isinstance(envelope, dict):
         raise esp.BadPayload
     kind = envelope.get("Type")

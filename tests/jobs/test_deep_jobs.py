@@ -19,7 +19,7 @@ from tests.jobs.test_resolver_trust_bulk import a_minute_later
 from tests.support.dns_server import NXDOMAIN, Behaviour, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
-from verification.engine.smtp_scheduling import lock_slot
+from verification.engine.smtp_slots import lock_slot
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid
