@@ -8,13 +8,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from billing.models import Payment
-from feedback.services import inbox_of, webhook_urls
 from tests.conftest import Persona, make_persona
-from tests.support.esp_events import MAILGUN_KEY, mailgun_failure, mailgun_signed, path_of
+from tests.support.esp_events import MAILGUN_KEY, mailgun_failure, mailgun_key_set, mailgun_post, mailgun_signed
 
 pytestmark = pytest.mark.django_db
 ADDRESS = "jane@good.com"
@@ -46,12 +44,9 @@ def self_reported_bounce(persona: Persona) -> None:
 
 
 def signed_mailgun_bounce(persona: Persona) -> None:
-    inbox = inbox_of(persona.account)
-    inbox.mailgun_signing_key = MAILGUN_KEY
-    inbox.save(update_fields=["mailgun_signing_key"])
+    mailgun_key_set(persona.account)
     body = mailgun_signed(mailgun_failure(ADDRESS, time.time() - 3600), MAILGUN_KEY)
-    path = path_of(webhook_urls(persona.account)["mailgun"])
-    assert Client().post(path, body, content_type="application/json").json() == {"accepted": 1, "ignored": 0}
+    assert mailgun_post(persona.account, body).json() == {"accepted": 1, "ignored": 0}
 
 
 def answer(persona: Persona) -> tuple[Any, Any]:
@@ -98,7 +93,6 @@ def test_free_accounts_authenticated_esp_bounces_still_count_for_everyone() -> N
 def test_an_unsigned_webhook_of_a_free_account_is_not_vouched_for() -> None:
     third = make_persona(plan_code="starter", credits=100)
     unsigned = free_account()
-    path = path_of(webhook_urls(unsigned.account)["mailgun"])
-    Client().post(path, mailgun_failure(ADDRESS, time.time() - 3600), content_type="application/json")
+    mailgun_post(unsigned.account, mailgun_failure(ADDRESS, time.time() - 3600))
     signed_mailgun_bounce(free_account())
     assert answer(third) == ("valid", None)

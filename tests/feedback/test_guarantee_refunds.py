@@ -17,11 +17,12 @@ from django.utils import timezone
 
 from accounts.models import Account
 from billing.models import GuaranteeRefund, LedgerEntry
-from feedback.services import inbox_of, webhook_urls
+from feedback.services import webhook_urls
 from tests.conftest import Persona, sandboxed
 from tests.feedback.conftest import SnsSigner
 from tests.support.db import committed_db
-from tests.support.esp_events import MAILGUN_KEY, mailgun_failure, mailgun_signed, path_of, sample
+from tests.support.esp_events import MAILGUN_KEY, mailgun_failure, mailgun_key_set, mailgun_signed, path_of, sample
+from tests.support.esp_events import mailgun_post as post_to_mailgun
 from tests.support.threads import run_at_once
 
 ADDRESS = "jane@good.com"
@@ -33,14 +34,11 @@ def uncapped(settings: Any) -> None:
 
 
 def signing_key_set(persona: Persona) -> None:
-    inbox = inbox_of(persona.account)
-    inbox.mailgun_signing_key = MAILGUN_KEY
-    inbox.save(update_fields=["mailgun_signing_key"])
+    mailgun_key_set(persona.account)
 
 
 def mailgun_post(persona: Persona, body: Any) -> Any:
-    path = path_of(webhook_urls(persona.account)["mailgun"])
-    return Client().post(path, body, content_type="application/json")
+    return post_to_mailgun(persona.account, body)
 
 
 def signed_bounce(persona: Persona, email: str = ADDRESS, *, hours_ago: float = 0) -> Any:

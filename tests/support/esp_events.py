@@ -16,6 +16,9 @@ from typing import Any
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.test import Client
+
+from feedback.services import inbox_of, webhook_urls
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "feedback"
 MAILGUN_KEY = "key-abc123"
@@ -66,3 +69,15 @@ def sendgrid_headers(private: Any, body: bytes, timestamp: str | None = None) ->
 
 def basic_auth(username: str, password: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
+
+
+def mailgun_key_set(account: Any) -> None:
+    """The account saves MAILGUN_KEY as its Mailgun signing key."""
+    inbox = inbox_of(account)
+    inbox.mailgun_signing_key = MAILGUN_KEY
+    inbox.save(update_fields=["mailgun_signing_key"])
+
+
+def mailgun_post(account: Any, body: Any) -> Any:
+    """POST a Mailgun event to the account's secret Mailgun URL."""
+    return Client().post(path_of(webhook_urls(account)["mailgun"]), body, content_type="application/json")
