@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import chunk_runs, fair_share, tasks, worker
+from jobs import chunk_runs, deep_slots, fair_share, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
@@ -199,7 +199,7 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
     settings.BULK_DEEP_WORKERS = 1
     deep_id = deep_upload(owner, ROWS[:4]).json()["id"]  # tasks are not run here: its chunk waits
     fast_id = deep_upload(outsider, ["jane@good.com", "info@good.com"], mode="fast").json()["id"]
-    held = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, fair_share.DEEP_SLOTS, 1)  # another worker's
+    held = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, deep_slots.DEEP_SLOTS, 1)  # another worker's
     assert held is not None
     try:
         assert worker.chunk_run_next(budget=5) == 1
@@ -210,7 +210,7 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
         os.close(held)
     assert worker.chunk_run_next(budget=5) == 1
     assert job_body(owner, deep_id)["status"] == "completed"
-    again = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, fair_share.DEEP_SLOTS, 1)
+    again = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, deep_slots.DEEP_SLOTS, 1)
     assert again is not None  # given back after the chunk
     os.close(again)
 
@@ -234,7 +234,7 @@ def test_a_fast_chunk_does_not_keep_the_deep_slot(owner: Persona, settings: Any,
 
     def answer(name: str) -> Behaviour:
         if name == "fast-lane-mail.com" and not taken:  # what another worker finds while this chunk runs
-            taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, fair_share.DEEP_SLOTS, 1))
+            taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, deep_slots.DEEP_SLOTS, 1))
         return answer_before(name)
 
     fast_id = deep_upload(owner, ["jane@fast-lane-mail.com"], mode="fast").json()["id"]
