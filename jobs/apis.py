@@ -23,10 +23,9 @@ from apikit.views import (
 )
 from jobs import schema
 from jobs.csvfile import MAX_UPLOAD_BYTES
-from jobs.downloads import download_find, download_name, download_url
+from jobs.downloads import STATUSES, JobNotFound, download_find, download_name, download_url, results_file
 from jobs.lifecycle import job_delete
 from jobs.models import Job, JobQuerySet, is_job_id
-from jobs.results import STATUSES, JobNotFound, results_file
 from jobs.retention import retention_days_checked
 from jobs.serializers import (
     JobListQuerySerializer,
