@@ -235,3 +235,28 @@ def test_the_accounts_deletion_takes_its_exports_and_their_files(
     with django_capture_on_commit_callbacks(execute=True):
         owner.account.delete()
     assert not AccountExport.objects.exists() and not list((media / "exports").iterdir())
+
+
+def test_progress_and_the_heartbeat_are_written_while_the_zip_is_built(
+    owner: Persona, run_tasks: RunTasks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from billing.services import credits_grant
+    from privacy import export_build
+
+    for _ in range(30):
+        credits_grant(account=owner.account, amount=1, note="one more ledger row")
+    monkeypatch.setattr(export_build, "PROGRESS_ROWS", 10)
+    seen: list[tuple[int, int]] = []
+    write = export_build._csv_write
+
+    def watched(text: Any, section: Any, progress: Any) -> None:  # what a poll sees between two parts
+        export = AccountExport.objects.get()
+        seen.append((export.rows_done, export.percent))
+        write(text, section, progress)
+
+    monkeypatch.setattr(export_build, "_csv_write", watched)
+    export = exported(owner, run_tasks)
+    done = [rows for rows, _ in seen]
+    assert done == sorted(done) and 0 < done[-1] <= export["rows_total"]  # written as the build went
+    assert 0 < seen[-1][1] < 100
+    assert export["rows_done"] == export["rows_total"] >= 2 * 31
