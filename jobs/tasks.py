@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from jobs import retention
 from jobs.callbacks import callback_attempt, verifications_resolve
-from jobs.chunks import chunks_requeue_stale
+from jobs.chunk_runs import chunks_requeue_stale
 from jobs.downloads import original_ensure
 from jobs.lifecycle import job_complete_if_done
 from jobs.models import Job

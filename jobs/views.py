@@ -23,7 +23,8 @@ from jobs.evaluation import Estimate
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.lifecycle import job_delete
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
-from jobs.services import Preview, job_preview, job_submit
+from jobs.previews import Preview, job_preview
+from jobs.services import job_submit
 from jobs.worker import jobs_wait_for_resolver
 from lib.errors import DomainError
 from verification.engine.modes import ValidationMode

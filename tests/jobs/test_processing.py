@@ -14,7 +14,7 @@ from django_q.models import Schedule
 
 from billing.models import LedgerEntry
 from jobs import tasks
-from jobs.chunks import chunk_claim
+from jobs.chunk_runs import chunk_claim
 from jobs.models import CallbackDelivery, Chunk, Job
 from jobs.result_rows import RESULT_COLUMNS
 from tests.conftest import Persona, make_persona
