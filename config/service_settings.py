@@ -6,6 +6,8 @@ them (the pepper's check, which reads DEBUG, and BULK_DEEP_WORKERS, from Q_WORKE
 
 from __future__ import annotations
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import envbool, envdurations, envfloat, envint, envlist, envstr
 
 # --- Verification engine ----------------------------------------------------------------
@@ -81,6 +83,12 @@ FEEDBACK_CATCH_ALL_PRIOR = envfloat("FEEDBACK_CATCH_ALL_PRIOR", 0.7)
 # Where an SNS message's signing certificate may come from (feedback/sns.py): AWS's SNS hosts, https, a .pem.
 # Not read from the environment: only the tests point it at a loopback server.
 SNS_SIGNING_CERT_URL_PATTERN = r"https://sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/[^?#]*\.pem"
+
+# The bounce guarantee (docs/guarantee.md): refunds of a calendar month's answers are credited up to this
+# share of the account's charged `valid` answers that month, rounded down; past it they are recorded only.
+GUARANTEE_MAX_SHARE = envfloat("GUARANTEE_MAX_SHARE", 0.05)
+if GUARANTEE_MAX_SHARE > 1:
+    raise ImproperlyConfigured(f"GUARANTEE_MAX_SHARE is a share of answers, at most 1, got {GUARANTEE_MAX_SHARE}")
 
 # --- Bulk jobs and callbacks --------------------------------------------------------------
 CALLBACK_ALLOW_PRIVATE_NETWORKS = envbool("CALLBACK_ALLOW_PRIVATE_NETWORKS", False)

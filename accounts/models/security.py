@@ -88,7 +88,7 @@ class AuditEvent(models.Model):
         JOB_DELETED = "job_deleted", "Job deleted"
         TWO_FACTOR_CHANGED = "2fa_changed", "Two-factor sign-in changed"
         FEEDBACK_URLS_ROTATED = "feedback_rotated", "Feedback webhook URLs rotated"
-        MAILGUN_KEY_CHANGED = "mailgun_key_changed", "Mailgun signing key changed"
+        MAILGUN_KEY_CHANGED = "mailgun_key_changed", "Feedback webhook keys changed"
         ADDRESSES_ERASED = "addresses_erased", "Addresses erased"
         EXPORT_REQUESTED = "export_requested", "Account data export asked for"
 
