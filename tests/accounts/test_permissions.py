@@ -17,6 +17,7 @@ from accounts.widget import widget_script
 from apikit.views import AccountAPIView
 from billing.models import Payment
 from jobs.models import Job
+from privacy.models import AccountExport
 from tests.conftest import Persona
 from tests.factories import UserFactory
 from verification.models import RetriedVerification
@@ -113,6 +114,8 @@ def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
         values["verification_id"] = RetriedVerification.objects.create(
             account=persona.account, result={"email": "a@b.example"}, charged=True, expires_at=timezone.now()
         ).pk
+    if "export_id" in params:
+        values["export_id"] = AccountExport.objects.create(account=persona.account).pk
     assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
     return values
 
@@ -156,7 +159,7 @@ def test_each_key_gets_each_endpoint_as_its_scope_and_creators_role_say(
 # What every route holding another account's object does for an outsider (a signed-in customer of
 # another account, or its full key): 404, as if the object did not exist, and nothing changes. The
 # same URL walk as above, so a new route with a job, key or member in its path is covered at once.
-OWNED = {"job_id", "key_id", "member_id"}
+OWNED = {"job_id", "key_id", "member_id", "export_id"}
 # Its owner too gets 404 from the sample (a job without a result file yet); the finished case, owner
 # and outsider: tests/jobs/test_portal_jobs.py.
 OWNER_404_TOO = {"job-download"}
@@ -168,6 +171,7 @@ def owned_state(persona: Persona) -> list[Any]:
         sorted(Job.objects.filter(account=account).values_list("id", "status")),
         sorted(account.api_keys.values_list("id", "revoked_at", "name")),
         sorted(account.memberships.values_list("id", "role")),
+        sorted(account.exports.values_list("id", "status", "file_name")),
     ]
 
 

@@ -19,6 +19,7 @@ from feedback.models import FeedbackEvent
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.jobs.test_processing import download, job_body
+from tests.support.personas import member_of
 from tests.support.portal import logged_in
 from tests.support.stored import cells_holding, files_holding
 from verification.models import CachedVerdict, RetriedVerification
@@ -127,7 +128,7 @@ def test_bad_input_is_refused_in_the_contracts_shape_and_erases_nothing(owner: P
 
 @pytest.mark.parametrize(("role", "scope"), [("developer", "full"), ("owner", "verify"), ("owner", "read")])
 def test_only_a_full_key_of_an_owner_or_admin_may_erase(owner: Persona, role: str, scope: str) -> None:
-    member = make_member(owner, role)
+    member = member_of(owner, role)
     key, raw = ApiKey.issue(account=owner.account, created_by=member, scope=scope)
     owner.verify(ERASED)
     response = Persona(account=owner.account, api_key=raw, client=Client()).post_json(
@@ -135,17 +136,6 @@ def test_only_a_full_key_of_an_owner_or_admin_may_erase(owner: Persona, role: st
     )
     assert response.status_code == 403 and response.json()["error"]["code"] == "key_not_permitted"
     assert CachedVerdict.objects.count() == 1
-
-
-def make_member(persona: Persona, role: str) -> Any:
-    from accounts.models import Membership
-    from tests.factories import UserFactory
-
-    if role == "owner":
-        return persona.account.owner
-    user = UserFactory(email=f"{role}@example.com")
-    Membership.objects.create(account=persona.account, user=user, role=role)
-    return user
 
 
 def test_the_portal_erases_after_confirmation_and_says_how_many(owner: Persona, run_tasks: RunTasks) -> None:
@@ -165,5 +155,5 @@ def test_the_portal_page_needs_its_csrf_token_and_an_owner_or_admin(owner: Perso
     page = client.get(reverse("privacy"))
     assert page.status_code == 200 and "csrfmiddlewaretoken" in page.content.decode()
     developer = Client()
-    developer.force_login(make_member(owner, "developer"))
+    developer.force_login(member_of(owner, "developer"))
     assert developer.get(reverse("privacy")).status_code == 403
