@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import chunk_runs, deep_slots, fair_share, tasks, worker
+from jobs import chunk_runs, deep_slots, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
