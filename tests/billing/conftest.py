@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,11 @@ from accounts.models import Account
 from billing.models import Customer, LedgerEntry
 from tests.conftest import Persona, make_persona
 from tests.portal import test_browser
-from tests.support.localstripe import LocalStripe, running
+from tests.support.localstripe import (
+    LocalStripe,
+    confirm_card_setup,
+    running,
+)
 from tests.support.stripe_events import WEBHOOK_SECRET
 
 
@@ -60,3 +65,14 @@ def logged_in(persona: Persona) -> Client:
 
 
 page = test_browser.page  # the browser tests' Chromium page (live server, CSP violations fail the test)
+
+
+SECRET = re.compile(r'data-client-secret="(seti_\w+_secret_\w+)"')
+
+
+def save_card(client: Client, stripe: LocalStripe, number: str = "4242424242424242", pack: str = "") -> Any:
+    page = client.get("/billing/card" + (f"?pack={pack}" if pack else ""))
+    secret = SECRET.search(page.content.decode()).group(1)
+    confirmed = confirm_card_setup(stripe, secret, number)
+    form = {"setup_intent": confirmed.get("id", ""), "pack": pack, "purchase_key": "k1"}
+    return client.post("/billing/card", form, follow=True)

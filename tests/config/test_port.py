@@ -18,8 +18,8 @@ import requests
 from django.core.management import call_command
 
 from bench.procs import free_port, stop_group, wait_for_port
-from tests.docs.test_doc_commands import project_copy
 from tests.support.dns_server import DnsServer
+from tests.support.project import project_copy, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,19 +132,6 @@ def test_make_run_on_another_port_prints_and_serves_links_on_it(tmp_path: Path, 
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
     finally:
         stop_group(make)
-
-
-def read_until(process: subprocess.Popen[str], marker: str, timeout: float = 120) -> str:
-    assert process.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not any(marker in line for line in lines):
-        line = process.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-    assert any(marker in line for line in lines), "".join(lines)
-    return "".join(lines)
 
 
 def assert_results_link_follows_port(port: int, *, api_key: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from bench.procs import group_members
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
+from tests.support.bulk_jobs import addresses
 from tests.support.dns_server import DnsServer
 from tests.support.e2e_stack import Stack, live_stack, result_rows
 from tests.support.stack_db import StackDatabases
@@ -32,12 +32,6 @@ def stack(
 ) -> Iterator[Stack]:
     with live_stack(tmp_path_factory.mktemp("e2e"), dns_server, stack_databases) as stack:
         yield stack
-
-
-def addresses(count: int) -> list[str]:
-    """Each on a domain of its own, so every chunk waits on (slow) DNS."""
-    tag = uuid.uuid4().hex[:6]
-    return [f"user{i}@d{i}-{tag}.com" for i in range(count)]
 
 
 def test_upload_poll_download_and_signed_callback(stack: Stack, receiver: Receiver, dns_server: DnsServer) -> None:

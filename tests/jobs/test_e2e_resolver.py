@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from tests.jobs.conftest import Receiver
-from tests.jobs.test_e2e import addresses
+from tests.support.bulk_jobs import addresses
 from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, DnsServer
 from tests.support.e2e_stack import Stack, live_stack, result_rows
 from tests.support.stack_db import StackDatabases

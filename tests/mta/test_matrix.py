@@ -17,8 +17,7 @@ from jobs.chunks import DEEP_RETRY_ROUNDS
 from jobs.models import Chunk
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_deep_jobs import deep_upload
-from tests.jobs.test_processing import download, job_body
+from tests.support.bulk_jobs import deep_upload, download, job_body
 from tests.support.mta import GREYLIST_DELAY, RATE_LIMITED_JOB_SESSIONS, Exim, MtaLog, Postfix, wait_until
 
 pytestmark = [pytest.mark.mta, pytest.mark.usefixtures("on_mtas")]

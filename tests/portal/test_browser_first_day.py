@@ -21,7 +21,6 @@ from accounts.models import Account
 from billing.models import Payment
 from tests.billing.conftest import localstripe, stripe_live, stripe_on  # noqa: F401
 from tests.billing.test_browser_billing import type_card, webhook_to_live_server  # noqa: F401
-from tests.jobs.test_evaluation import mixed_list
 
 # `page`: Chromium with the CSP listener (a violation fails the test), the browser tests' own fixture.
 from tests.portal.test_browser import (  # noqa: F401
@@ -36,6 +35,7 @@ from tests.portal.test_browser import (  # noqa: F401
     settled,
 )
 from tests.portal.test_browser_phone import TABLES_JS
+from tests.support.bulk_jobs import mixed_list
 from tests.support.localstripe import CARD_OK
 
 if CHROMIUM.exists() or IN_CI:

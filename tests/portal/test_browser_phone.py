@@ -13,12 +13,12 @@ from typing import Any
 from django.urls import reverse
 
 from accounts.models import Membership, Role
-from tests.accounts.test_permissions import PORTAL, sample_arguments
 from tests.factories import AccountFactory, UserFactory, issue_key
 
 # `page`: Chromium with the CSP listener, the browser tests' own fixture.
 from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, page, pytestmark  # noqa: F401
 from tests.portal.test_browser_teams import PASSWORD, log_in
+from tests.support.routes import PORTAL, sample_arguments
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page
@@ -215,7 +215,7 @@ PHONE_EVALUATION_IMAGE = ROOT / "docs" / "images" / "phone-upload-evaluation.png
 def test_a_free_account_evaluates_a_10000_row_list_on_a_desktop_and_a_phone(page: Page) -> None:
     from playwright.sync_api import expect
 
-    from tests.jobs.test_evaluation import mixed_list
+    from tests.support.bulk_jobs import mixed_list
 
     account = AccountFactory(plan_code="free", credits=100)
     log_in(page, account.owner.email, PASSWORD)

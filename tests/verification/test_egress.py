@@ -21,7 +21,7 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.support.deep import domains_on
+from tests.support.deep import domains_on, prober
 from tests.support.dns_server import DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.mx_farm import MxFarm
@@ -29,13 +29,10 @@ from tests.support.socks5 import Socks5Server
 from tests.verification.conftest import REDIS_URL
 from verification.deep import deep_verify_many
 from verification.egresses import egress_health_all
-from verification.engine.dns import ResolverConfig
 from verification.engine.egress import EgressError, helo_problem, is_reputation_refusal, parse_egresses
 from verification.engine.leases import RedisLeases, lease_key
-from verification.engine.mxhosts import host_resolver
-from verification.engine.smtp import Session, SmtpConfig
+from verification.engine.smtp import Session
 from verification.engine.smtp_replies import Meaning, Reply
-from verification.engine.smtp_scheduling import HostSlots, Prober
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 MAILBOX = "127.0.0.2"  # alice exists, others do not
@@ -50,16 +47,6 @@ def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
 
 def own_egress() -> str:
     return f"bind:{A}-{uuid.uuid4().hex[:8]}"
-
-
-def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, egress: str) -> Prober:
-    return Prober(
-        config=SmtpConfig(helo="verifier.deep-sender.net", mail_from="v@deep-sender.net", port=farm.port),
-        resolve=host_resolver(ResolverConfig(nameservers=(dns.address,), timeout=0.5, lifetime=1.0)),
-        allowed=lambda address: True,
-        slots=HostSlots(lock_dir, 3),
-        egresses=parse_egresses(egress),
-    )
 
 
 @pytest.mark.parametrize(
@@ -102,7 +89,7 @@ def test_sessions_are_spread_over_the_bind_egresses_each_saying_its_own_ehlo_nam
 ) -> None:
     domains = domains_on(zone, SLOW, 12, "spread")
     work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}"] for d in domains}
-    findings = asyncio.run(prober(zone, farm, tmp_path, TWO).ask(work, timeout=30))
+    findings = asyncio.run(prober(zone, farm, tmp_path, egress=TWO).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.by_source[(A, SLOW)] == farm.stats.by_source[(B, SLOW)] == 6
     assert set(farm.stats.helos) == {(A, "a.deep-sender.net"), (B, "b.deep-sender.net")}
@@ -113,7 +100,7 @@ def test_sessions_are_spread_over_the_bind_egresses_each_saying_its_own_ehlo_nam
 def test_a_socks5_egress_carries_its_sessions(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     with Socks5Server() as socks:
         work = {("mx1.mailbox.deepfarm.net",): ["alice@mailbox.deepfarm.net"]}
-        findings = asyncio.run(prober(zone, farm, tmp_path, f"{socks.url}|helo=p.deep-sender.net").ask(work, 30))
+        findings = asyncio.run(prober(zone, farm, tmp_path, egress=f"{socks.url}|helo=p.deep-sender.net").ask(work, 30))
     assert findings.answers["alice@mailbox.deepfarm.net"].meaning is Meaning.ACCEPTED
     assert socks.destinations == [(MAILBOX, farm.port)]
     assert [name for _, name in farm.stats.helos] == ["p.deep-sender.net"]
@@ -125,7 +112,7 @@ def test_a_session_refused_for_its_egress_is_asked_again_through_another_before_
     farm.blocked_sources.add(A)
     domains = domains_on(zone, MAILBOX, 6, "listed-egress")
     work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}", f"bob@{d}"] for d in domains}
-    findings = asyncio.run(prober(zone, farm, tmp_path, TWO).ask(work, timeout=30))
+    findings = asyncio.run(prober(zone, farm, tmp_path, egress=TWO).ask(work, timeout=30))
     meanings = {email: answer.meaning for email, answer in findings.answers.items()}
     assert {meanings[f"alice@{d}"] for d in domains} == {Meaning.ACCEPTED}
     assert {meanings[f"bob@{d}"] for d in domains} == {Meaning.NO_MAILBOX}
