@@ -5,26 +5,18 @@ refreshes docs/images/pricing.png, billing.png, plan-confirm.png and receipt.png
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from billing.models import StripeEvent
 from tests.billing.conftest import balance_and_ledger
-from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
-from tests.support.db import committed_db
-from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK, LocalStripe
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap, type_card
+from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=f"{CHROMIUM} is missing"),
-    committed_db,
-]
+pytestmark = BROWSER
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect
 
@@ -32,27 +24,6 @@ PRICING_IMAGE = ROOT / "docs" / "images" / "pricing.png"
 BILLING_IMAGE = ROOT / "docs" / "images" / "billing.png"
 PLAN_CONFIRM_IMAGE = ROOT / "docs" / "images" / "plan-confirm.png"
 RECEIPT_IMAGE = ROOT / "docs" / "images" / "receipt.png"
-
-
-def point_webhook_at(stripe: LocalStripe, url: str, secret: str, events: list[str] | None = None) -> None:
-    """localstripe's webhook configuration: it then POSTs its events to `url`, signed with `secret`."""
-    body = json.dumps({"url": url, "secret": secret, "events": events}).encode()
-    urllib.request.urlopen(urllib.request.Request(f"{stripe.url}/_config/webhooks/verifier", data=body), timeout=10)
-
-
-@pytest.fixture
-def webhook_to_live_server(stripe_live: LocalStripe, live_server: Any, settings: Any) -> Iterator[None]:
-    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET)
-    yield
-    # localstripe outlives this test: send the live server nothing more (no event type is in []).
-    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET, events=[])
-
-
-def type_card(page: Page, number: str) -> None:
-    """localstripe's card element: plain fields named by their placeholders."""
-    for field, value in (("number", number), ("exp_month", "12"), ("exp_year", "34"), ("cvc", "123")):
-        page.locator(f"#card-element input[placeholder={field}]").fill(value)
-    page.locator("#card-element input[placeholder=postal_code]").fill("10001")
 
 
 def wait_for(check: Any, seconds: float = 15) -> None:

@@ -11,21 +11,14 @@ from typing import Any
 
 from django.core import mail
 
-# `page`: Chromium with the CSP listener, the browser tests' own fixture (hence F811 in pyproject.toml).
-from tests.portal.test_browser import CHROMIUM, IN_CI, as_a_worker, page, pytestmark, snap  # noqa: F401
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, as_a_worker, log_in, snap
 from tests.support.totp import totp_code
 
-PASSWORD = "correct horse battery staple"
+pytestmark = BROWSER
+
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect
-
-
-def log_in(page: Page, email: str, password: str = PASSWORD) -> None:
-    page.goto("/login")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
 
 
 def log_out(page: Page) -> None:
