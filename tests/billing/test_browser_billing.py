@@ -6,8 +6,6 @@ refreshes docs/images/pricing.png, billing.png, plan-confirm.png and receipt.png
 from __future__ import annotations
 
 import re
-import time
-from typing import Any
 
 import pytest
 
@@ -15,6 +13,7 @@ from billing.models import StripeEvent
 from tests.billing.conftest import balance_and_ledger
 from tests.support.browser import BROWSER, CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap, type_card
 from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK
+from tests.support.waiting import wait_until
 
 pytestmark = BROWSER
 if CHROMIUM.exists() or IN_CI:
@@ -24,13 +23,6 @@ PRICING_IMAGE = ROOT / "docs" / "images" / "pricing.png"
 BILLING_IMAGE = ROOT / "docs" / "images" / "billing.png"
 PLAN_CONFIRM_IMAGE = ROOT / "docs" / "images" / "plan-confirm.png"
 RECEIPT_IMAGE = ROOT / "docs" / "images" / "receipt.png"
-
-
-def wait_for(check: Any, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 @pytest.mark.usefixtures("webhook_to_live_server")
@@ -73,7 +65,9 @@ def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
     expect(page.locator("[data-plan-name]")).to_have_text("Starter")
     expect(page.locator("[data-credit-balance]")).to_have_text("14,999")
     # localstripe delivers the invoice's event too, a second later: already granted, so nothing more.
-    wait_for(lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded").exists())
+    wait_until(
+        lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded").exists(), "the invoice's webhook", 15
+    )
     assert StripeEvent.objects.get(type="invoice.payment_succeeded").outcome == "already"
     account = StripeEvent.objects.get(type="invoice.payment_succeeded").account
     assert balance_and_ledger(account) == (14_999, 14_999)

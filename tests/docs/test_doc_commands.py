@@ -15,7 +15,6 @@ import re
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from bench.procs import free_port, stop_group, wait_for_port
 from tests.docs.conftest import ALL_EXAMPLES, SHELL_BLOCK, shell_commands
 from tests.support.dns_server import DnsServer
 from tests.support.project import ROOT, project_copy
+from tests.support.waiting import wait_until
 
 DOCUMENTS = ["README.md", *sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md"))]
 
@@ -179,14 +179,9 @@ def test_the_production_commands_serve_and_stop(tmp_path: Path, dns_server: DnsS
 
 
 def assert_ready(port: int, headers: dict[str, str], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        # A worker's first answer waits for it to boot: seconds on a loaded machine.
-        response = requests.get(f"http://127.0.0.1:{port}/readyz", headers=headers, timeout=60)
-        if response.status_code == 200 or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    assert response.status_code == 200, response.text
+    # A worker's first answer waits for it to boot: seconds on a loaded machine.
+    readyz = f"http://127.0.0.1:{port}/readyz"
+    wait_until(lambda: requests.get(readyz, headers=headers, timeout=60).status_code == 200, "/readyz", timeout)
 
 
 @pytest.mark.e2e

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import redis
 
+from tests.support.dns_server import MX, DnsServer
 from tests.support.personas import Persona
 
 REDIS_URL = "redis://127.0.0.1:6379/14"
@@ -35,3 +36,9 @@ def deep(persona: Persona, email: str) -> dict[str, Any]:
 def verdict_of(body: dict[str, Any]) -> tuple[Any, ...]:
     checks = body["checks"]
     return body["status"], body["sub_status"], body["is_valid"], checks["smtp_valid"], checks["is_catch_all"]
+
+
+@pytest.fixture
+def second_server() -> Iterator[DnsServer]:
+    with DnsServer(default=lambda name: MX("backup-mx." + name)) as server:
+        yield server

@@ -26,6 +26,7 @@ from tests.support.dns_server import DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
+from tests.support.waiting import wait_until_async
 from tests.verification.conftest import REDIS_URL
 from verification.deep import deep_verify_many
 from verification.egresses import egress_health_all
@@ -243,7 +244,13 @@ def test_a_held_lease_outlives_its_ttl_while_its_process_renews_it(shared_redis:
         leases, other = RedisLeases(REDIS_URL, 1, ttl=1.0), RedisLeases(REDIS_URL, 1, ttl=1.0)
         try:
             async with leases.held(SLOW, egress):
-                await asyncio.sleep(2.5)  # past two lifetimes: renewed, still ours
+                [(_, first_expiry)] = shared_redis.zrange(lease_key(SLOW, egress), 0, -1, withscores=True)
+
+                async def two_lifetimes_on() -> bool:  # on Redis's clock, the one leases expire by
+                    seconds, microseconds = shared_redis.time()
+                    return seconds + microseconds / 1e6 > first_expiry + 1.0
+
+                await wait_until_async(two_lifetimes_on, "two of the lease's lifetimes", 10)  # renewed, still ours?
                 try:
                     async with asyncio.timeout(0.3), other.held(SLOW, egress):
                         return 2
@@ -318,7 +325,7 @@ def test_hundreds_of_sessions_at_once_take_turns_on_a_few_redis_connections(shar
 
         async def session(n: int) -> None:
             async with leases.held(f"127.0.3.{n % 200 + 1}", egress):
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.02)  # not a wait: a session's work while it holds the lease
 
         await asyncio.gather(*(session(n) for n in range(600)))
         await leases.close()
