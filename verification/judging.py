@@ -36,7 +36,7 @@ def rows_judged_unless_objected(emails: list[str], judge: Judge, *, mode: str) -
 
 def is_free(verdict: Verdict) -> bool:
     """A bulk row that costs nothing: one not judged because its person objected. Its credit, reserved
-    with its chunk's, goes back in the chunk's release (jobs/chunks.py `chunk_finish`)."""
+    with its chunk's, goes back in the chunk's release (jobs/chunk_runs.py `chunk_finish`)."""
     return verdict.sub_status is SubStatus.ADDRESS_OBJECTED
 
 

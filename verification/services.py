@@ -31,9 +31,9 @@ from verification.engine.egress import Egress
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
-from verification.feedback import verdicts_with_feedback
 from verification.judging import region_closed, rows_judged
 from verification.models import CachedVerdict, Objection
+from verification.outcomes import verdicts_with_feedback
 from verification.resolution import retried_open
 from verification.resolver import domain_lookup, resolver_broken
 

@@ -22,7 +22,7 @@ from django_q.models import Schedule, Task
 
 from billing.models import LedgerEntry
 from jobs import tasks
-from jobs.chunks import MAX_CHUNK_ATTEMPTS, chunk_claim
+from jobs.chunk_runs import MAX_CHUNK_ATTEMPTS, chunk_claim
 from jobs.models import Job
 from tests.conftest import Persona
 

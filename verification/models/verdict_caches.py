@@ -1,4 +1,4 @@
-"""Fast mode's caches: each domain's DNS answer, shared by every account and worker, and each
+"""The verdict caches: each domain's DNS answer, shared by every account and worker, and each
 account's verdicts (fast and deep verdicts alike, keyed by validation mode)."""
 
 from __future__ import annotations
