@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 
-from verification.engine.smtp_scheduling import lock_slot
+from verification.engine.smtp_slots import lock_slot
 
 logger = logging.getLogger(__name__)
 

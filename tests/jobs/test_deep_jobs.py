@@ -18,7 +18,7 @@ from tests.support.bulk_jobs import a_minute_later, bulk_net, csv_of, deep_uploa
 from tests.support.dns_server import NXDOMAIN, Behaviour, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
-from verification.engine.smtp_scheduling import lock_slot
+from verification.engine.smtp_slots import lock_slot
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid

@@ -12,7 +12,8 @@ from verification.engine.egress import parse_egresses
 from verification.engine.leases import allowance_key
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
-from verification.engine.smtp_scheduling import HostSlots, Prober
+from verification.engine.smtp_scheduling import Prober
+from verification.engine.smtp_slots import HostSlots
 
 SENDER = "verify@deep-sender.net"
 # A fully qualified name: with DEBUG off (the live stacks) a start with deep mode on refuses `localhost`.

@@ -1,12 +1,10 @@
 """Verification's models: the verdict caches, `verdict_caches` (DomainRecord, CachedVerdict: fast and deep
-verdicts alike), what mail servers answered, `smtp_answers` (MailboxAnswer, CatchAllAnswer,
+verdicts alike), what mail servers answered, `mailbox_answers` (MailboxAnswer, CatchAllAnswer,
 SmtpSessionCount), `retried` (RetriedVerification: temporary unknowns asked again), and
 `objections` (Objection).
 Imported from here, as Django and the migrations expect of an app's `models`."""
 
-from verification.models.objections import Objection, ObjectionQuerySet
-from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
-from verification.models.smtp_answers import (
+from verification.models.mailbox_answers import (
     CATCH_ALL_SECONDS,
     MAILBOX_ANSWER_SECONDS,
     SMTP_SESSION_DAYS,
@@ -17,6 +15,8 @@ from verification.models.smtp_answers import (
     SmtpSessionCount,
     SmtpSessionCountQuerySet,
 )
+from verification.models.objections import Objection, ObjectionQuerySet
+from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
 from verification.models.verdict_caches import (
     CachedVerdict,
     CachedVerdictQuerySet,
