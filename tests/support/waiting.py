@@ -3,7 +3,8 @@
 A test that waits for something another thread or process does (a callback arriving, a server
 answering, a lease renewed on Redis's clock) asks for the condition again every `every` seconds until
 it holds, and fails naming `what` when `timeout` passes first. Clocks the test process owns move with
-time_machine instead (tests/verification/test_dns_cache.py and others).
+time_machine instead (and time.monotonic, which time_machine leaves alone, by monkeypatch: see
+tests/verification/test_mx_hosts.py).
 """
 
 from __future__ import annotations
