@@ -13,12 +13,12 @@ from accounts.auditing import Event, audit
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
-from accounts.views import confirm_then
 from feedback.forms import FeedbackUploadForm, MailgunKeyForm
 from feedback.models import FeedbackEvent
 from feedback.reports import csv_reports
 from feedback.services import PROVIDER_NAMES, feedback_record, inbox_of, inbox_rotate, webhook_urls
 from lib.errors import DomainError
+from lib.views import confirm_then
 
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 

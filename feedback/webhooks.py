@@ -13,10 +13,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from feedback import esp
+from feedback import esp, sns
 from feedback.models import FeedbackInbox
 from feedback.services import PROVIDERS, Tally, feedback_record, feedback_record_signed
-from lib import outbound, sns
+from lib import outbound
 from lib.errors import DomainError
 from lib.jsonbody import json_parsed
 
@@ -57,7 +57,7 @@ def _recorded(provider: str, body: Any, inbox: FeedbackInbox) -> Tally:
 
 def _ses(inbox: FeedbackInbox, envelope: Any) -> HttpResponse:
     """SNS wraps SES's notification; a new subscription is confirmed by fetching its SubscribeURL. Either is
-    believed only with a valid SNS signature (lib/sns.py)."""
+    believed only with a valid SNS signature (feedback/sns.py)."""
     if not isinstance(envelope, dict):
         raise esp.BadPayload
     kind = envelope.get("Type")

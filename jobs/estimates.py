@@ -20,7 +20,7 @@ RECENT_JOBS = 20
 THROUGHPUT_MIN_ROWS = 1_000
 
 
-def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: str = ValidationMode.FAST) -> int:
+def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: ValidationMode = ValidationMode.FAST) -> int:
     """From the throughput of the most recently completed jobs of the same validation mode (rows
     per second), at least 1, and never less than a rate-capped resolver needs for the addresses'
     domains. A deep job waits on mail servers: a fast job's speed says nothing of it.
@@ -33,7 +33,7 @@ def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: str = 
     return max(_seconds_at_recent_rate(total, mode), _seconds_at_max_qps(addresses))
 
 
-def _seconds_at_recent_rate(total: int, mode: str) -> int:
+def _seconds_at_recent_rate(total: int, mode: ValidationMode) -> int:
     # Live jobs only: the sandbox's answers take no DNS, so its speed says nothing of a real list's.
     recent = (
         Job.objects.live()

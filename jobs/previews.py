@@ -51,7 +51,7 @@ def job_preview(
     is worth and would cost), and the estimate of its quality."""
     mode_require(validation_mode, sandbox=key_mode == KeyMode.TEST)
     found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
-    counts = preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode))
+    counts = preview_of(found, credits_available=account.credit_balance, mode=ValidationMode(str(validation_mode)))
     evaluation = list_evaluate(account=account, addresses=found.addresses, sandbox=key_mode == KeyMode.TEST)
     preview = Preview(
         **counts,
@@ -63,7 +63,7 @@ def job_preview(
     return preview, found
 
 
-def preview_of(found: AddressList, *, credits_available: int, mode: str = ValidationMode.FAST) -> Counts:
+def preview_of(found: AddressList, *, credits_available: int, mode: ValidationMode = ValidationMode.FAST) -> Counts:
     unique = len(found.addresses)
     return {
         "rows": found.rows,

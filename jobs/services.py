@@ -208,7 +208,7 @@ def job_created(
     found: AddressList,
     callback_url: str,
     filename: str | None = None,
-    mode: str = ValidationMode.FAST,
+    mode: ValidationMode = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
     notify_email: str = "",
     retention_days: int | None = None,

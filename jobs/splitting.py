@@ -16,7 +16,7 @@ SMALL_JOB_CHUNKS = 10
 MIN_CHUNK_SIZE = 25
 
 
-def chunk_size_for(total: int, *, mode: str = ValidationMode.FAST) -> int:
+def chunk_size_for(total: int, *, mode: ValidationMode = ValidationMode.FAST) -> int:
     """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it. A deep
     chunk is BULK_DEEP_CHUNK_SIZE rows (at most BULK_CHUNK_SIZE), never cut smaller for progress:
     its rows are grouped by MX address within it, so a small job split ten ways would open ten

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from feedback.models import FeedbackEvent
 from feedback.services import webhook_urls
+from feedback.sns import SIGNED_FIELDS, string_to_sign
 from lib.address_keys import address_key
-from lib.sns import SIGNED_FIELDS, string_to_sign
 from tests.conftest import Persona
 from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
 from tests.support.certs import self_signed

@@ -110,7 +110,7 @@ def _batches[T](items: list[T], size: int) -> Iterator[list[T]]:
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
     # Both statements run on every single verification: hand-written (see lib/sql.py).
 
-    def fresh(self, *, account_id: int, email: str, validation_mode: str) -> Verdict | None:
+    def fresh(self, *, account_id: int, email: str, validation_mode: ValidationMode) -> Verdict | None:
         if not storable(email):
             return None
         row = sql.fetch_one(
