@@ -9,9 +9,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
 from accounts.models import Invitation, Membership, Role
+from accounts.widget import widget_script
 from billing.models import Payment
 from jobs.models import Job
-from lib.widget import widget_script
 from tests.factories import UserFactory
 from tests.support.personas import Persona
 from verification.models import RetriedVerification
