@@ -166,6 +166,7 @@ def rules() -> str:
                 "tests.support.live_stack -> bench.procs",
                 "tests.support.db -> bench.procs",
                 "tests.support.e2e_stack -> bench.procs",
+                "tests.support.s3 -> bench.procs",
             ],
         ),
         _contract(

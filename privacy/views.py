@@ -18,6 +18,7 @@ from jobs.retention import retention_max_days
 from lib.errors import DomainError
 from privacy.exports import export_file, export_link, export_of
 from privacy.forms import ErasureForm, ProbeRegionForm, RetentionForm
+from privacy.models import AccountExport
 from privacy.services import account_erasure, export_asked
 from verification.egresses import egresses_configured
 
@@ -82,7 +83,9 @@ EXPORTS_SHOWN = 5
 
 def _page(request: HttpRequest, account: Account, context: dict[str, Any], *, status: int) -> HttpResponse:
     now = timezone.now()
-    exports = [(export, export.shown_status(now)) for export in account.exports.all()[:EXPORTS_SHOWN]]
+    exports = [
+        (export, export.shown_status(now)) for export in AccountExport.objects.filter(account=account)[:EXPORTS_SHOWN]
+    ]
     return render(request, "privacy/privacy.html", {**context, "exports": exports}, status=status)
 
 

@@ -14,8 +14,7 @@ from jobs import chunk_runs, deep_slots, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
-from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
-from tests.jobs.test_resolver_trust_bulk import a_minute_later
+from tests.support.bulk_jobs import a_minute_later, bulk_net, csv_of, deep_upload, download, job_body
 from tests.support.dns_server import NXDOMAIN, Behaviour, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
@@ -35,11 +34,6 @@ ROWS = [
 @pytest.fixture(autouse=True)
 def small_chunks(deep_farm: MxFarm, settings: Any) -> None:
     settings.BULK_CHUNK_SIZE = 4
-
-
-def deep_upload(persona: Persona, rows: list[str], path: str = "/v1/verify/bulk", mode: str = "deep") -> Any:
-    data = {"file": SimpleUploadedFile("list.csv", csv_of(rows), "text/csv"), "validation_mode": mode}
-    return persona.client.post(path, data=data, headers=persona.auth({}))
 
 
 def test_deep_job_asks_greylisted_rows_again_later_then_completes(

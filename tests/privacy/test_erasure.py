@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -18,40 +16,12 @@ from apikit.models import IdempotencyRecord
 from feedback.models import FeedbackEvent
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_processing import download, job_body
+from tests.privacy.conftest import ERASED, erase, local_files, traces
+from tests.support.bulk_jobs import download, job_body
 from tests.support.personas import member_of
 from tests.support.portal import logged_in
 from tests.support.stored import cells_holding, files_holding
 from verification.models import CachedVerdict, RetriedVerification
-
-ERASED = "jane@good.com"
-CRM = b"Name,Contact\nJane,Jane@Good.com\nJoe,joe@good.com\n"
-
-
-def traces(persona: Persona, run_tasks: RunTasks, *, crm: bytes = CRM) -> str:
-    """The address everywhere an account keeps it: a cached verdict, an idempotent reply, a report, a
-    finished job's result files and a filtered download of them. The job's id."""
-    assert persona.post_json("/v1/verify", {"email": ERASED}, **{"Idempotency-Key": "one"}).status_code == 200
-    assert persona.post_json("/v1/verify/batch", {"emails": [ERASED, "joe@good.com"]}).status_code == 200
-    events = [{"email": ERASED, "outcome": "delivered"}]
-    assert persona.post_json("/v1/feedback", {"events": events}).status_code == 200
-    with run_tasks():
-        data = {"file": _upload_file(crm)}
-        job_id = str(persona.client.post("/v1/verify/bulk", data=data, headers=persona.auth({})).json()["id"])
-    assert persona.get(f"/v1/jobs/{job_id}/results?status=valid&columns=original").status_code == 302
-    return job_id
-
-
-def _upload_file(content: bytes) -> Any:
-    return SimpleUploadedFile("crm.csv", content, "text/csv")
-
-
-def erase(persona: Persona, body: object) -> Any:
-    return persona.post_json("/v1/privacy/erasures", body)
-
-
-def local_files(media: Path) -> list[tuple[str, bytes]]:
-    return [(str(path), path.read_bytes()) for path in media.rglob("*") if path.is_file()]
 
 
 def test_an_erasure_leaves_no_table_and_no_stored_file_holding_the_address(

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.test import Client
 
-from accounts.models import Account, ApiKey, KeyMode, Membership
+from accounts.models import Account, ApiKey, KeyMode, Membership, Role
 from tests.factories import AccountFactory, UserFactory, issue_key
 
 
@@ -51,3 +51,15 @@ def member_of(persona: Persona, role: str) -> Any:
     user = UserFactory(email=f"{role}@example.com")
     Membership.objects.create(account=persona.account, user=user, role=role)
     return user
+
+
+def joined(persona: Persona, role: Role, user: Any = None) -> tuple[Any, Client]:
+    user = user or UserFactory()
+    Membership.objects.create(account=persona.account, user=user, role=role)
+    client = Client()
+    client.force_login(user)
+    return user, client
+
+
+def membership(persona: Persona, user: Any) -> Membership:
+    return Membership.objects.get(account=persona.account, user=user)
