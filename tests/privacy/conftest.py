@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, media, run_tasks
@@ -41,3 +46,32 @@ def erase(persona: Persona, body: object) -> Any:
 
 def local_files(media: Path) -> list[tuple[str, bytes]]:
     return [(str(path), path.read_bytes()) for path in media.rglob("*") if path.is_file()]
+
+
+def exported(persona: Persona, run_tasks: RunTasks) -> dict[str, Any]:
+    """Ask for an export, let the worker build it, and read it back: the export resource."""
+    with run_tasks():
+        asked = persona.post_json("/v1/account/export", {})
+    assert asked.status_code == 202, asked.content
+    assert asked["Location"] == f"/v1/account/export/{asked.json()['id']}"
+    response = persona.get(asked["Location"])
+    assert response.status_code == 200
+    return dict(response.json())
+
+
+def zip_of(response: Any) -> zipfile.ZipFile:
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/zip"
+    return zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+
+
+def download(url: str) -> Any:
+    return Client().get(url.removeprefix("http://testserver"))
+
+
+def json_rows(archive: zipfile.ZipFile, section: str) -> list[dict[str, Any]]:
+    return list(json.loads(archive.read(f"{section}.json")))
+
+
+def csv_rows(archive: zipfile.ZipFile, section: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(archive.read(f"{section}.csv").decode("utf-8"))))

@@ -4,11 +4,7 @@ Privacy page, a worker builds the ZIP (django-q2 in sync mode here), the owner i
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
-import zipfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,6 +24,7 @@ from privacy import tasks
 from privacy.models import AccountExport
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks
+from tests.privacy.conftest import csv_rows, download, exported, json_rows, zip_of
 from tests.support.personas import member_of
 from tests.support.portal import logged_in
 
@@ -48,35 +45,6 @@ def account_with_history(persona: Persona, run_tasks: RunTasks, *, tag: str) -> 
     )  # fmt: skip
     ApiKey.issue(account=persona.account, name=f"{tag} second key")
     return job_id
-
-
-def exported(persona: Persona, run_tasks: RunTasks) -> dict[str, Any]:
-    """Ask for an export, let the worker build it, and read it back: the export resource."""
-    with run_tasks():
-        asked = persona.post_json("/v1/account/export", {})
-    assert asked.status_code == 202, asked.content
-    assert asked["Location"] == f"/v1/account/export/{asked.json()['id']}"
-    response = persona.get(asked["Location"])
-    assert response.status_code == 200
-    return dict(response.json())
-
-
-def zip_of(response: Any) -> zipfile.ZipFile:
-    assert response.status_code == 200, response.content
-    assert response["Content-Type"] == "application/zip"
-    return zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-
-
-def download(url: str) -> Any:
-    return Client().get(url.removeprefix("http://testserver"))
-
-
-def json_rows(archive: zipfile.ZipFile, section: str) -> list[dict[str, Any]]:
-    return list(json.loads(archive.read(f"{section}.json")))
-
-
-def csv_rows(archive: zipfile.ZipFile, section: str) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(archive.read(f"{section}.csv").decode("utf-8"))))
 
 
 def test_the_export_holds_the_accounts_rows_as_json_and_csv_and_nothing_else(

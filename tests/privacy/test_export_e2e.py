@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,18 +15,17 @@ import requests
 from tests.support.dns_server import DnsServer
 from tests.support.e2e_stack import Stack, live_stack
 from tests.support.stack_db import StackDatabases
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
 
 def export_polled(stack: Stack, location: str, timeout: float = 60) -> dict[str, Any]:
-    deadline, body = time.monotonic() + timeout, {}
-    while time.monotonic() < deadline:
+    def finished() -> dict[str, Any] | None:
         body = requests.get(stack.base_url + location, headers=stack.auth(), timeout=10).json()
-        if body["status"] not in ("queued", "running"):
-            return dict(body)
-        time.sleep(0.1)
-    raise AssertionError(f"the export did not finish in {timeout} s: {body}")
+        return None if body["status"] in ("queued", "running") else dict(body)
+
+    return wait_until(finished, "the export finished", timeout, every=0.1)
 
 
 def test_a_qcluster_builds_the_export_and_its_link_downloads_it(

@@ -13,8 +13,8 @@ from django.utils import timezone
 from privacy import tasks
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_s3 import BUCKET, bucket, s3_endpoint
-from tests.privacy.test_export import download, exported, json_rows, zip_of
+from tests.privacy.conftest import download, exported, json_rows, zip_of
+from tests.support.s3 import BUCKET, bucket, s3_endpoint
 
 __all__ = ["bucket", "s3_endpoint"]  # the fixtures, by import
 
