@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import ipaddress
 import itertools
-import secrets
 import socket
 import time
 
@@ -155,9 +154,9 @@ class _HostLookups:
     def _send(self, server: int, name: str, rdtype: int, answers: asyncio.Queue[dnswire.Reply]) -> tuple[int, int, int]:
         self.sent += 1
         slot = self.sent % self.SOCKETS_PER_NAMESERVER
-        qid = secrets.randbits(16)
+        qid = dnswire.query_id()
         while (server, slot, qid) in self.inflight:
-            qid = secrets.randbits(16)
+            qid = dnswire.query_id()
         query = dnswire.encode_query(qid, name, rdtype)
         self._socket(server, slot).send(query)
         self.inflight[server, slot, qid] = (name, answers)
