@@ -84,7 +84,8 @@ lint: install-dev
 	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy .
-	$(VENV)/bin/lint-imports
+	$(PY) -m config.import_rules var/importlinter.ini
+	$(VENV)/bin/lint-imports --config var/importlinter.ini
 
 fmt: install-dev
 	$(PY) -m ruff format .

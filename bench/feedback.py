@@ -5,7 +5,7 @@ few plain domains; honest accounts that send to them over 240 days and report wh
 noise (some events never reported, a few misreported); and a poisoning account that reports hard
 bounces for its competitors' real addresses and floods fake deliveries for a dead domain. The first
 180 days train; the last 60 are "later outcomes". It runs the engine's own functions
-(verification/engine/feedback.py), no database.
+(verification/engine/deliverability.py), no database.
 
 Reported, per seed (median, min and max over the seeds):
 - the mean squared error of the estimate against the later outcomes (a Brier score, per outcome),
@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from verification.engine.feedback import (
+from verification.engine.deliverability import (
     DELIVERED,
     HARD_BOUNCE,
     domain_counts,
@@ -119,7 +119,7 @@ Rows = dict[str, list[tuple[str, int, str, int]]]  # domain -> (domain, account,
 
 
 def domain_rows(events: list[tuple[str, int, str, datetime]], truth: dict[str, float]) -> Rows:
-    """Each catch-all domain's reported outcomes, as verification/feedback.py reads them from the store."""
+    """Each catch-all domain's reported outcomes, as verification/outcomes.py reads them from the store."""
     addresses: dict[tuple[str, int, str], set[str]] = defaultdict(set)
     for email, account, outcome, _ in events:
         if _domain_of(email) in truth:

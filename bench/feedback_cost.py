@@ -1,6 +1,6 @@
 """``python -m bench --only feedback-cost``: what the feedback lookup adds to one verification.
 
-Every answer (single, batch, a bulk chunk) passes through `verification.feedback.verdicts_with_feedback`:
+Every answer (single, batch, a bulk chunk) passes through `verification.outcomes.verdicts_with_feedback`:
 the reports of the addresses asked, and for a catch-all verdict the domain's reports and the global
 catch-all rate. This times that call alone, in a Django process on a fresh SQLite stack (and again on
 PostgreSQL), for one address at a time: with an empty feedback store, and with a populated one
@@ -41,7 +41,7 @@ def _timed(account_id: int) -> dict[str, tuple[float, int]]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from verification.feedback import verdicts_with_feedback
+    from verification.outcomes import verdicts_with_feedback
 
     found: dict[str, tuple[float, int]] = {}
     for name, verdict in (("plain address", _verdict(False)), ("catch-all address", _verdict(True))):

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from verification.engine.leases import RedisLeases
-from verification.engine.smtp_scheduling import HostSlots, Slots
+from verification.engine.smtp_slots import HostSlots, Slots
 
 SESSIONS = 2000
 

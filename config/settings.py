@@ -17,6 +17,7 @@ import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from config.apps import DJANGO_APPS
 from config.env import envbool, envdurations, envfloat, envint, envlist, envstr
 from lib.client_address import trusted_networks
 
@@ -47,14 +48,8 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
-    "apikit",
-    "billing",
-    "feedback",
-    "verification",
-    "jobs",
-    "privacy",
-    "ops",
-    "portal",
+    # Ours, from the ground floor up (config/apps.py, the one list the import rules are made from too).
+    *(app for app in DJANGO_APPS if app != "accounts"),
 ]
 
 MIDDLEWARE = [

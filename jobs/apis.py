@@ -23,17 +23,17 @@ from apikit.views import (
 )
 from jobs import schema
 from jobs.csvfile import MAX_UPLOAD_BYTES
-from jobs.downloads import download_find, download_name, download_url
+from jobs.downloads import STATUSES, JobNotFound, download_find, download_name, download_url, results_file
 from jobs.lifecycle import job_delete
 from jobs.models import Job, JobQuerySet, is_job_id
-from jobs.results import STATUSES, JobNotFound, results_file
+from jobs.previews import job_preview
 from jobs.retention import retention_days_checked
 from jobs.serializers import (
     JobListQuerySerializer,
     JobSerializer,
     ResultsQuerySerializer,
 )
-from jobs.services import Submission, credits_after_job, file_too_large, job_preview, job_submitted
+from jobs.services import Submission, credits_after_job, file_too_large, job_submitted
 from lib.errors import DomainError
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
 from verification.engine.modes import ValidationMode

@@ -9,7 +9,7 @@ customers' backlogs, whatever sits ahead of it in the queue.
 
 How many such tasks exist is bounded: a new job queues one per chunk up to
 BULK_PARALLEL_CHUNKS, and a task that ran a chunk queues one successor while any chunk is
-waiting. The claim itself (lease, attempt count, reservation) is `chunks.chunk_claim`,
+waiting. The claim itself (lease, attempt count, reservation) is `chunk_runs.chunk_claim`,
 unchanged: who runs a chunk is decided by its conditional UPDATE, so two workers picking the
 same chunk cost one a second pick, never a second run.
 """
@@ -17,9 +17,6 @@ same chunk cost one a second pick, never a second run.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -30,11 +27,8 @@ from accounts.models import KeyMode
 from jobs import queue
 from jobs.models import Chunk, Job
 from verification.engine.modes import ValidationMode
-from verification.engine.smtp_scheduling import lock_slot
 
 logger = logging.getLogger(__name__)
-# The lock files bounding how many of a machine's workers run deep chunks at once (deep_slot).
-DEEP_SLOTS = "bulk-deep-chunks"
 
 UNFINISHED = (Job.Status.PENDING, Job.Status.PROCESSING)
 NEVER = datetime.min.replace(tzinfo=UTC)
@@ -133,37 +127,3 @@ def work_stalled(now: datetime) -> bool:
         claimable(now), state=Chunk.State.PENDING, job__status__in=UNFINISHED, job__created_at__lt=cutoff
     )
     return old.exists()
-
-
-class DeepSlot:
-    """One of this machine's deep-chunk slots, or none (`held` False)."""
-
-    def __init__(self, fd: int | None) -> None:
-        self.fd = fd
-
-    @property
-    def held(self) -> bool:
-        return self.fd is not None
-
-    def give_back(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor releases the lock
-            self.fd = None
-
-
-@contextmanager
-def deep_slot() -> Iterator[DeepSlot]:
-    """Fair share across modes: a live deep chunk holds its worker for as long as mail servers take
-    (up to half a lease), so at most BULK_DEEP_WORKERS of a machine's workers run deep chunks at
-    once (by default all but one), each holding a per-machine lock file for it (the SMTP host
-    slots' kind: released by the kernel however the worker dies). A worker without one takes only
-    fast chunks, so another customer's fast job always finds a worker."""
-    try:
-        slot = DeepSlot(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, DEEP_SLOTS, settings.BULK_DEEP_WORKERS))
-    except OSError:  # an unwritable lock directory stops deep work (its SMTP slots need it too), not fast work
-        logger.exception("no deep-chunk slot: VERIFIER_SMTP_LOCK_DIR %s is unusable", settings.VERIFIER_SMTP_LOCK_DIR)
-        slot = DeepSlot(None)
-    try:
-        yield slot
-    finally:
-        slot.give_back()

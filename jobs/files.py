@@ -22,54 +22,22 @@ one that wins the conditional UPDATE records its name, the loser deletes its own
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import itertools
-import re
 import shutil
 import tempfile
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from datetime import datetime, timedelta
-from pathlib import Path
 from typing import IO
 
-from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, default_storage
-from django.utils import timezone
 
 from jobs.csvfile import LaterRows
-from lib.csvcells import spreadsheet_safe
+from jobs.result_rows import QUOTED, RESULT_COLUMNS, result_text
 from lib.tokens import random_base62
-from verification.engine import Checks, Status, SubStatus, Verdict
-from verification.engine.reasons import typo_reason, verdict_reason
+from verification.engine import Verdict
 
-RESULT_COLUMNS = (
-    "email",
-    "status",
-    "sub_status",
-    "is_valid",
-    "confidence",
-    "score",
-    "syntax_valid",
-    "domain_valid",
-    "mx_found",
-    "smtp_valid",
-    "is_disposable",
-    "is_role_based",
-    "is_catch_all",
-    "is_free_provider",
-    "did_you_mean",
-    "mail_provider",
-    # Bounce feedback (docs/feedback.md): a catch-all row's delivery estimate and its basis, the report a row followed.
-    "deliverability",
-    "deliverability_basis",
-    "feedback",
-    # The verdict in words, a likely typo first (verification/engine/reasons.py).
-    "reason",
-)
-_CHECK_COLUMNS = RESULT_COLUMNS[6:14]
 _SPOOL_BYTES = 1024 * 1024
 
 
@@ -145,7 +113,7 @@ def in_order[T](read: Callable[[str, int, int], list[T]], folder: str, total: in
 
 def _one_column(cells: Sequence[str]) -> str:
     """The cells as a one-column CSV, as `csv.writer` writes it: their lines joined when none needs quoting."""
-    if cells and "" not in cells and not _QUOTED.search("".join(cells)):
+    if cells and "" not in cells and not QUOTED.search("".join(cells)):
         return "\r\n".join(cells) + "\r\n"
     buffer = io.StringIO()
     csv.writer(buffer).writerows([cell] for cell in cells)
@@ -191,25 +159,6 @@ def _positions_name(folder: str, index: int) -> str:
 def part_save(job_id: str, index: int, attempt: int, verdicts: Sequence[Verdict]) -> str:
     text = result_text(verdicts)
     return _save(f"jobs/{job_id}/parts/{index:06d}.a{attempt}.csv", io.BytesIO(text.encode()))
-
-
-def result_text(verdicts: Sequence[Verdict]) -> str:
-    """The verdicts' result rows as CSV, as `csv.writer` writes each one's `result_row`.
-
-    Most rows differ from the others of their outcome only by the address (no suggestion, estimate
-    or report of their own, nothing to quote): such a row is its address, then its outcome's cells
-    as text written once per outcome, not once per row (a bulk chunk writes 2,000 rows of a few
-    dozen outcomes). The rest go through the CSV writer.
-    """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    for verdict in verdicts:
-        email = spreadsheet_safe(verdict.email)
-        if verdict.did_you_mean or verdict.deliverability or verdict.feedback or _QUOTED.search(email):
-            writer.writerow(result_row(verdict))
-        else:
-            buffer.write(email + _outcome_text(*_outcome(verdict)))
-    return buffer.getvalue()
 
 
 def result_assemble(job_id: str, parts: Iterable[tuple[int, str]], *, grouped: str = "", total: int = 0) -> str:
@@ -275,89 +224,6 @@ def csv_save(name: str, rows: Iterable[list[str]]) -> str:
         return _save(name, spool)
 
 
-def result_row(verdict: Verdict) -> list[str]:
-    row = [spreadsheet_safe(verdict.email), *_verdict_cells(*_outcome(verdict))]
-    if verdict.did_you_mean:
-        row[_DID_YOU_MEAN] = spreadsheet_safe(verdict.did_you_mean)
-        row[_REASON] = spreadsheet_safe(typo_reason(verdict.did_you_mean))
-    if verdict.deliverability:
-        row[_DELIVERABILITY : _DELIVERABILITY + 2] = (
-            cell(verdict.deliverability.estimate),
-            cell(verdict.deliverability.basis),
-        )
-    if verdict.feedback:
-        row[_FEEDBACK] = cell(verdict.feedback.outcome)
-    return row
-
-
-# The cells a verdict shares with every verdict of the same outcome: computed once per outcome, not
-# per row (a bulk chunk writes 2,000 rows of a few dozen outcomes).
-_DID_YOU_MEAN = RESULT_COLUMNS.index("did_you_mean")
-_DELIVERABILITY = RESULT_COLUMNS.index("deliverability")
-_FEEDBACK = RESULT_COLUMNS.index("feedback")
-_REASON = RESULT_COLUMNS.index("reason")
-# What makes the CSV writer quote a cell (the excel dialect's delimiter, quote and line breaks).
-_QUOTED = re.compile(r'[,"\r\n]')
-_Outcome = tuple[Checks, Status, SubStatus | None, bool, str, int, str | None]
-
-
-def _outcome(verdict: Verdict) -> _Outcome:
-    return (
-        verdict.checks,
-        verdict.status,
-        verdict.sub_status,
-        verdict.is_valid,
-        verdict.confidence,
-        verdict.score,
-        verdict.mail_provider,
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def _verdict_cells(
-    checks: Checks,
-    status: Status,
-    sub_status: SubStatus | None,
-    is_valid: bool,
-    confidence: str,
-    score: int,
-    mail_provider: str | None,
-) -> tuple[str, ...]:
-    """Every cell after the email: the per-row ones (did_you_mean, deliverability, feedback) left empty,
-    the reason the sub-status's (a row with a suggestion gives its typo instead: result_row)."""
-    values: list[object] = [
-        status.value,
-        sub_status.value if sub_status else None,
-        is_valid,
-        confidence,
-        score,
-        *(getattr(checks, column) for column in _CHECK_COLUMNS),
-        None,
-        mail_provider,
-        None,
-        None,
-        None,
-        verdict_reason(sub_status, None),
-    ]
-    return tuple(cell(value) for value in values)
-
-
-@functools.lru_cache(maxsize=4096)
-def _outcome_text(*outcome: object) -> str:
-    """The outcome's cells as the end of a CSV row, from the comma after the address to the line's end."""
-    buffer = io.StringIO()
-    csv.writer(buffer).writerow(["", *_verdict_cells(*outcome)])
-    return buffer.getvalue()
-
-
-def cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return spreadsheet_safe(str(value))
-
-
 def job_files_delete(job_id: str) -> None:
     """Every file of the job, at once (deletion by the customer, retention)."""
     delete_quietly(*_folder_files(f"jobs/{job_id}/"))
@@ -367,7 +233,7 @@ def _folder_files(folder: str) -> list[str]:
     # S3 has no folders (exists() is False for a prefix); listing an absent prefix is simply empty.
     if isinstance(default_storage, FileSystemStorage) and not default_storage.exists(folder):
         return []
-    return list(_walk(folder))
+    return list(walk(folder))
 
 
 def delete_quietly(*names: str) -> None:
@@ -383,41 +249,11 @@ def _save(name: str, content: IO[bytes]) -> str:
     return default_storage.save(name, File(content, name=name))
 
 
-# An upload still being stored is younger than this; an older folder without a job was left by a crash.
-ORPHAN_AFTER = timedelta(hours=1)
-
-
-def orphan_sweep(known_job_ids: Callable[[list[str]], set[str]]) -> list[str]:
-    """Delete job folders that have no job row (an upload cut off mid-store) and are over an hour old.
-
-    Also Django's temporary upload files (`*.upload*` in FILE_UPLOAD_TEMP_DIR) left by a web
-    process killed mid-request. Returns what was deleted.
-    """
-    cutoff = timezone.now() - ORPHAN_AFTER
-    folders = default_storage.listdir("jobs/")[0] if default_storage.exists("jobs/") else []
-    known = set().union(*(known_job_ids(folders[i : i + 500]) for i in range(0, len(folders), 500)))
-    deleted = []
-    for folder in folders:
-        names = list(_walk(f"jobs/{folder}/"))
-        if folder not in known and names and max(default_storage.get_modified_time(n) for n in names) < cutoff:
-            delete_quietly(*names)
-            deleted.extend(names)
-    return deleted + _sweep_upload_temp(cutoff)
-
-
-def _walk(folder: str) -> Iterator[str]:
+def walk(folder: str) -> Iterator[str]:
     subfolders, names = default_storage.listdir(folder)
     yield from (folder + name for name in names)
     for sub in subfolders:
-        yield from _walk(f"{folder}{sub}/")
-
-
-def _sweep_upload_temp(cutoff: datetime) -> list[str]:
-    temp = Path(settings.FILE_UPLOAD_TEMP_DIR or tempfile.gettempdir())
-    stale = [p for p in temp.glob("*.upload*") if p.is_file() and p.stat().st_mtime < cutoff.timestamp()]
-    for path in stale:
-        path.unlink(missing_ok=True)
-    return [str(path) for path in stale]
+        yield from walk(f"{folder}{sub}/")
 
 
 def job_files(job_id: str) -> list[str]:

@@ -12,10 +12,10 @@ from accounts.models import Account, KeyMode
 from billing.services import credits_refund, credits_release
 from jobs import fair_share, files, queue
 from jobs.callbacks import callback_attempt, callback_queue
+from jobs.downloads import JobNotFound
 from jobs.fair_share import UNFINISHED
 from jobs.models import Chunk, DeletedJob, Job
 from jobs.notifications import job_finished_mail
-from jobs.results import JobNotFound
 
 CANCELLED_BY_STAFF = "cancelled by staff"
 REFUND_REASON = "unknown_rows_refunded"  # the refund's ledger reference: "<job id>:unknown_rows_refunded"

@@ -15,7 +15,7 @@ from typing import IO
 
 from django.core.files.storage import default_storage
 
-from jobs import files
+from jobs import files, result_rows
 from jobs.csvfile import LaterRow, later_rows_read
 from lib.tokens import random_base62
 
@@ -23,7 +23,7 @@ from lib.tokens import random_base62
 def original_header(columns: Sequence[str]) -> list[str]:
     """The customer's columns, every result column prefixed `verifier_`, then `duplicate_of_row`
     (docs/bulk.md, "Filtered downloads")."""
-    return [*columns, *(f"verifier_{column}" for column in files.RESULT_COLUMNS), "duplicate_of_row"]
+    return [*columns, *(f"verifier_{column}" for column in result_rows.RESULT_COLUMNS), "duplicate_of_row"]
 
 
 def original_assemble(
@@ -41,7 +41,7 @@ def original_assemble(
     name) and `starts` each chunk's first position; `grouped`, `total` as for result_assemble."""
 
     def rows() -> Iterator[list[str]]:
-        yield [files.cell(name) for name in original_header(columns)]
+        yield [result_rows.cell(name) for name in original_header(columns)]
         if grouped:
             joined = _joined_in_input_order(input_name, parts, grouped, total)
         else:
@@ -124,4 +124,4 @@ def _later_rows(input_name: str) -> Callable[[], Iterator[LaterRow]]:
 
 
 def _padded(cells: list[str], width: int) -> list[str]:
-    return [files.cell(cell) for cell in (cells + [""] * width)[:width]]
+    return [result_rows.cell(cell) for cell in (cells + [""] * width)[:width]]

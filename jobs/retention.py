@@ -4,9 +4,14 @@ account's default, else JOB_RETENTION_DAYS) after it finished (deleting a job wi
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from django.conf import settings
+from django.core.files.storage import default_storage
+from django.utils import timezone
 
 from accounts.models import Account
 from accounts.plans import RETENTION_MAX_DAYS
@@ -51,3 +56,33 @@ def retention_days_checked(value: object, *, account: Account) -> int | None:
 
 def retention_max_days(account: Account) -> int:
     return RETENTION_MAX_DAYS.get(account.plan.code, settings.JOB_RETENTION_DAYS)
+
+
+# An upload still being stored is younger than this; an older folder without a job was left by a crash.
+ORPHAN_AFTER = timedelta(hours=1)
+
+
+def orphan_sweep(known_job_ids: Callable[[list[str]], set[str]]) -> list[str]:
+    """Delete job folders that have no job row (an upload cut off mid-store) and are over an hour old.
+
+    Also Django's temporary upload files (`*.upload*` in FILE_UPLOAD_TEMP_DIR) left by a web
+    process killed mid-request. Returns what was deleted.
+    """
+    cutoff = timezone.now() - ORPHAN_AFTER
+    folders = default_storage.listdir("jobs/")[0] if default_storage.exists("jobs/") else []
+    known = set().union(*(known_job_ids(folders[i : i + 500]) for i in range(0, len(folders), 500)))
+    deleted = []
+    for folder in folders:
+        names = list(files.walk(f"jobs/{folder}/"))
+        if folder not in known and names and max(default_storage.get_modified_time(n) for n in names) < cutoff:
+            files.delete_quietly(*names)
+            deleted.extend(names)
+    return deleted + _sweep_upload_temp(cutoff)
+
+
+def _sweep_upload_temp(cutoff: datetime) -> list[str]:
+    temp = Path(settings.FILE_UPLOAD_TEMP_DIR or tempfile.gettempdir())
+    stale = [p for p in temp.glob("*.upload*") if p.is_file() and p.stat().st_mtime < cutoff.timestamp()]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return [str(path) for path in stale]

@@ -6,9 +6,8 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from jobs.downloads import result_url
+from jobs.downloads import STATUSES, result_url
 from jobs.models import BREAKDOWN_KEYS, Job
-from jobs.results import STATUSES
 from jobs.worker import jobs_wait_for_resolver
 from verification.engine.modes import VALIDATION_MODES
 from verification.engine.providers import PROVIDERS

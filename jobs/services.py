@@ -1,17 +1,16 @@
-"""Bulk jobs: a submission's checks (plan, balance, file, callback URL, rows), the job and its
-chunks, and the time it is estimated to take. Running the chunks is jobs/worker.py and jobs/chunks.py.
+"""Bulk jobs: a submission's checks (plan, balance, file, callback URL, rows), then the job and its
+chunks (cut by jobs/splitting.py). Previews are jobs/previews.py, estimates jobs/estimates.py;
+running the chunks is jobs/worker.py and jobs/chunk_runs.py.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Required, TypedDict, Unpack
 
-from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import models, transaction
 
@@ -20,13 +19,13 @@ from accounts.spend_caps import cap_require, cap_spend
 from billing.services import credits_require
 from jobs import fair_share, files, grouping
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList, CsvFileError, read_list
-from jobs.evaluation import Estimate, list_evaluate
+from jobs.estimates import estimated_seconds
 from jobs.models import Chunk, Job, new_job_id
+from jobs.splitting import chunk_size_for, chunks_for
 from lib import outbound
 from lib.errors import DomainError
 from verification.engine.modes import ValidationMode
 from verification.engine.syntax import parse
-from verification.models import DomainRecord
 from verification.services import mode_require
 
 
@@ -209,7 +208,7 @@ def job_created(
     found: AddressList,
     callback_url: str,
     filename: str | None = None,
-    mode: str = ValidationMode.FAST,
+    mode: ValidationMode = ValidationMode.FAST,
     key_mode: str = KeyMode.LIVE,
     notify_email: str = "",
     retention_days: int | None = None,
@@ -241,154 +240,10 @@ def job_created(
             job.grouping = Job.Grouping.DUE if grouped else Job.Grouping.NONE
             job.save(force_insert=True)
             if not grouped:
-                Chunk.objects.bulk_create(_chunks_for(job, chunk_size))
+                Chunk.objects.bulk_create(chunks_for(job, chunk_size))
             tasks = 1 if grouped else fair_share.work_for_new_job(job.chunks.count())  # a deep worker groups it
             transaction.on_commit(lambda: fair_share.work_enqueue(tasks))
             yield Submission(job, estimated_seconds(job.total, addresses=found.addresses, mode=mode))
     except BaseException:
         files.input_delete(name)
         raise
-
-
-# A small list still runs in several chunks, so its progress moves rather than jumping from 0 to 100%.
-SMALL_JOB_CHUNKS = 10
-MIN_CHUNK_SIZE = 25
-
-
-def chunk_size_for(total: int, *, mode: str = ValidationMode.FAST) -> int:
-    """BULK_CHUNK_SIZE, or smaller for a list of fewer than SMALL_JOB_CHUNKS chunks of it. A deep
-    chunk is BULK_DEEP_CHUNK_SIZE rows (at most BULK_CHUNK_SIZE), never cut smaller for progress:
-    its rows are grouped by MX address within it, so a small job split ten ways would open ten
-    times the sessions it needs (docs/deep.md, "Bulk jobs")."""
-    if mode == ValidationMode.DEEP:
-        return min(settings.BULK_CHUNK_SIZE, settings.BULK_DEEP_CHUNK_SIZE)
-    return min(settings.BULK_CHUNK_SIZE, max(MIN_CHUNK_SIZE, -(-total // SMALL_JOB_CHUNKS)))
-
-
-def _chunks_for(job: Job, size: int) -> list[Chunk]:
-    return [
-        Chunk(job=job, index=index, size=min(size, job.total - start))
-        for index, start in enumerate(range(0, job.total, size))
-    ]
-
-
-# The throughput behind `estimated_seconds`: the most recently completed jobs, and among them
-# those large enough that their time is rows, not the fixed cost of picking a job up.
-RECENT_JOBS = 20
-THROUGHPUT_MIN_ROWS = 1_000
-
-
-def estimated_seconds(total: int, *, addresses: Sequence[str] = (), mode: str = ValidationMode.FAST) -> int:
-    """From the throughput of the most recently completed jobs of the same validation mode (rows
-    per second), at least 1, and never less than a rate-capped resolver needs for the addresses'
-    domains. A deep job waits on mail servers: a fast job's speed says nothing of it.
-
-    Weighted by rows (all rows over all seconds), from the large ones only: a one-row job takes a
-    second of queue pickup, which says nothing about a 50,000-row list (a fresh deployment's first
-    large list was estimated at 1,366 s for 2 s of work). Until a large job has run, the default
-    rate (BULK_DEFAULT_ROWS_PER_SECOND, or BULK_DEEP_DEFAULT_ROWS_PER_SECOND).
-    """
-    return max(_seconds_at_recent_rate(total, mode), _seconds_at_max_qps(addresses))
-
-
-def _seconds_at_recent_rate(total: int, mode: str) -> int:
-    # Live jobs only: the sandbox's answers take no DNS, so its speed says nothing of a real list's.
-    recent = (
-        Job.objects.live()
-        .filter(status=Job.Status.COMPLETED, processed__gt=0, started_at__isnull=False, completed_at__isnull=False)
-        .filter(validation_mode=mode)
-        .order_by("-completed_at")
-    )
-    timings = [
-        (processed, max((completed - started).total_seconds(), 0.1))
-        for processed, started, completed in recent.values_list("processed", "started_at", "completed_at")[:RECENT_JOBS]
-        if started and completed  # never None here (filtered above), but the types cannot know
-    ]
-    timings = [t for t in timings if t[0] >= THROUGHPUT_MIN_ROWS]
-    rows, seconds = sum(t[0] for t in timings), sum(t[1] for t in timings)
-    default = (
-        settings.BULK_DEEP_DEFAULT_ROWS_PER_SECOND
-        if mode == ValidationMode.DEEP
-        else settings.BULK_DEFAULT_ROWS_PER_SECOND
-    )
-    rate = rows / seconds if rows else default
-    return max(1, round(total / rate))
-
-
-def _seconds_at_max_qps(addresses: Sequence[str]) -> int:
-    """With VERIFIER_DNS_MAX_QPS, a job cannot finish before one query for each domain not cached
-    has been sent at that rate: a recent job on cached or fewer domains says nothing about it."""
-    max_qps = settings.VERIFIER_DNS_MAX_QPS
-    if max_qps <= 0 or not addresses:
-        return 0
-    domains = {parsed.ascii_domain for address in addresses if (parsed := parse(address))}
-    uncached = len(domains) - len(DomainRecord.objects.get_many(domains))
-    return math.ceil(uncached / max_qps)
-
-
-# A preview: what an upload would be, free for every plan (no job, no file kept, no credit moved),
-# with an estimate of the list's quality from a sample (jobs/evaluation.py).
-SAMPLE_SIZE = 5
-
-
-class Counts(TypedDict):
-    rows: int
-    unique: int
-    duplicates: int
-    invalid_syntax: int
-    email_column: str | int
-    has_header: bool
-    columns: list[str]
-    sample: list[str]
-    credits_needed: int
-    credits_available: int
-    estimated_seconds: int
-
-
-class Preview(Counts):
-    bulk_in_plan: bool
-    estimate: Estimate | None
-    estimate_withheld: str | None
-    evaluations_left_today: int
-
-
-def job_preview(
-    *,
-    account: Account,
-    upload: object,
-    callback_url: object,
-    email_column: str | None,
-    validation_mode: object = ValidationMode.FAST,
-    key_mode: str = KeyMode.LIVE,
-) -> tuple[Preview, AddressList]:
-    """The upload's checks but the plan's and the balance's (a preview is how one learns what a list
-    is worth and would cost), and the estimate of its quality."""
-    mode_require(validation_mode, sandbox=key_mode == KeyMode.TEST)
-    found, _ = upload_check(upload=upload, callback_url=callback_url, email_column=email_column)
-    counts = preview_of(found, credits_available=account.credit_balance, mode=str(validation_mode))
-    evaluation = list_evaluate(account=account, addresses=found.addresses, sandbox=key_mode == KeyMode.TEST)
-    preview = Preview(
-        **counts,
-        bulk_in_plan=account.plan.allows_bulk,
-        estimate=evaluation.estimate,
-        estimate_withheld=evaluation.withheld,
-        evaluations_left_today=evaluation.evaluations_left,
-    )
-    return preview, found
-
-
-def preview_of(found: AddressList, *, credits_available: int, mode: str = ValidationMode.FAST) -> Counts:
-    unique = len(found.addresses)
-    return {
-        "rows": found.rows,
-        "unique": unique,
-        "duplicates": found.duplicates,
-        "invalid_syntax": invalid_syntax(found),
-        "email_column": found.columns[found.email_column] if found.has_header else found.email_column + 1,
-        "has_header": found.has_header,
-        "columns": found.columns,
-        "sample": found.addresses[:SAMPLE_SIZE],
-        "credits_needed": unique,
-        "credits_available": credits_available,
-        "estimated_seconds": estimated_seconds(unique, addresses=found.addresses, mode=mode),
-    }

@@ -7,12 +7,12 @@ import logging
 from django.conf import settings
 from django.utils import timezone
 
-from jobs import files
+from jobs import retention
 from jobs.callbacks import callback_attempt, verifications_resolve
-from jobs.chunks import chunks_requeue_stale
+from jobs.chunk_runs import chunks_requeue_stale
+from jobs.downloads import original_ensure
 from jobs.lifecycle import job_complete_if_done
 from jobs.models import Job
-from jobs.results import original_ensure
 from jobs.retention import job_files_expire
 from jobs.worker import chunk_run, chunk_run_next, chunks_resume
 from lib.niceness import lower_priority
@@ -40,7 +40,7 @@ def complete_job(job_id: str) -> None:
 
 
 def assemble_original(job_id: str) -> None:
-    """After completion: the result file with the customer's own columns (jobs.results.original_ensure)."""
+    """After completion: the result file with the customer's own columns (jobs.downloads.original_ensure)."""
     job = Job.objects.filter(pk=job_id).first()
     if job is not None:
         original_ensure(job=job)
@@ -58,7 +58,7 @@ def deliver_callback(delivery_id: int, number: int | None = None) -> None:
 
 def sweep_orphan_uploads() -> int:
     """Hourly (jobs/apps.py): delete what uploads cut off by a crash left behind."""
-    deleted = files.orphan_sweep(lambda ids: set(Job.objects.filter(pk__in=ids).values_list("pk", flat=True)))
+    deleted = retention.orphan_sweep(lambda ids: set(Job.objects.filter(pk__in=ids).values_list("pk", flat=True)))
     logging.getLogger(__name__).info("swept %d orphaned upload files", len(deleted))
     return len(deleted)
 

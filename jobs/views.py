@@ -18,13 +18,13 @@ from accounts.models import Account, AuditEvent
 from accounts.permissions import Action
 from jobs import breakdown_charts, fair_share
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
-from jobs.downloads import download_url
+from jobs.downloads import STATUSES, Columns, download_url, results_file
 from jobs.evaluation import Estimate
 from jobs.forms import DOWNLOADS, UploadForm
 from jobs.lifecycle import job_delete
 from jobs.models import CallbackAttempt, CallbackDelivery, Chunk, Job
-from jobs.results import STATUSES, Columns, results_file
-from jobs.services import Preview, job_preview, job_submit
+from jobs.previews import Preview, job_preview
+from jobs.services import job_submit
 from jobs.worker import jobs_wait_for_resolver
 from lib.errors import DomainError
 from verification.engine.modes import ValidationMode

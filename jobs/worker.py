@@ -1,5 +1,5 @@
 """The bulk worker's loop: run chunk after chunk, each the one whose turn it is (jobs/fair_share.py),
-and wait while the DNS resolver is broken. What one chunk goes through is jobs/chunks.py; a job's
+and wait while the DNS resolver is broken. What one chunk goes through is jobs/chunk_runs.py; a job's
 beginning and end, jobs/lifecycle.py."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import time
 
 from django.conf import settings
 
-from jobs import fair_share
-from jobs.chunks import chunk_claim, chunk_process, chunks_process, waiting_for_resolver
+from jobs import deep_slots, fair_share
+from jobs.chunk_runs import chunk_claim, chunk_process, chunks_process, waiting_for_resolver
 from jobs.grouping import grouping_waiting, job_group_next
 from jobs.models import Chunk
 from lib import sql
@@ -30,7 +30,7 @@ def chunk_run_next(*, budget: float) -> int:
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
         if waiting_for_resolver():
             return ran
-        with fair_share.deep_slot() as slot:
+        with deep_slots.deep_slot() as slot:
             if slot.held and job_group_next():  # a large deep job's rows ordered by MX address first
                 # Not counted as a chunk run, whatever the budget: this worker goes on to take the
                 # job's first batch itself, with the deep slot and its hosts' addresses at hand

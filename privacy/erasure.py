@@ -12,8 +12,8 @@ from accounts.models import Account
 from apikit.models import IdempotencyRecord
 from feedback.models import FeedbackEvent
 from jobs import files
+from jobs.downloads import original_ensure
 from jobs.models import Job
-from jobs.results import original_ensure
 from lib.address_keys import address_key, address_keys
 from lib.errors import DomainError
 from verification.engine.syntax import normalise

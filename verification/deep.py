@@ -33,16 +33,9 @@ from verification.engine.leases import ALLOWANCE_PREFIX, RedisLeases, allowance_
 from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
-from verification.engine.smtp_scheduling import (
-    OUT_OF_TIME,
-    UNREACHABLE,
-    Answer,
-    Findings,
-    HostSlots,
-    Prober,
-    Slots,
-    mx_addresses,
-)
+from verification.engine.smtp_answers import OUT_OF_TIME, UNREACHABLE, Answer, Findings
+from verification.engine.smtp_scheduling import Prober, mx_addresses
+from verification.engine.smtp_slots import HostSlots, Slots
 from verification.engine.syntax import normalise, parse
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config

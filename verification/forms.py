@@ -27,8 +27,8 @@ class VerifyForm(forms.Form):
             self.fields["validation_mode"] = mode_field()
 
     @property
-    def mode(self) -> str:
-        return str(self.cleaned_data.get("validation_mode") or ValidationMode.FAST)
+    def mode(self) -> ValidationMode:
+        return ValidationMode(self.cleaned_data.get("validation_mode") or ValidationMode.FAST)
 
 
 def mode_field() -> forms.ChoiceField:

@@ -8,10 +8,11 @@ from lib.outages import OUTAGES
 from verification.engine import SubStatus, Verdict
 from verification.engine.core import Judge, failed_verdict, verdicts_isolated
 from verification.engine.egress import Egress
+from verification.engine.modes import ValidationMode
 from verification.models import Objection
 
 
-def rows_judged(emails: list[str], judge: Judge, *, mode: str) -> list[Verdict]:
+def rows_judged(emails: list[str], judge: Judge, *, mode: ValidationMode) -> list[Verdict]:
     """`judge(emails)`, a row whose judging raises answered `unknown` / `verification_failed`
     (logged and counted); an outage of ours (lib/outages.py) propagates, blaming no row."""
     verdicts = verdicts_isolated(emails, judge, mode=mode, passthrough=OUTAGES)
@@ -21,7 +22,7 @@ def rows_judged(emails: list[str], judge: Judge, *, mode: str) -> list[Verdict]:
     return verdicts
 
 
-def rows_judged_unless_objected(emails: list[str], judge: Judge, *, mode: str) -> list[Verdict]:
+def rows_judged_unless_objected(emails: list[str], judge: Judge, *, mode: ValidationMode) -> list[Verdict]:
     """`rows_judged` for a bulk chunk: a row whose person objected (docs/privacy.md) is not judged (no
     DNS, no mail server asked, nothing stored) and answers `unknown` / `address_objected`."""
     objected = Objection.objects.among(emails)
@@ -36,7 +37,7 @@ def rows_judged_unless_objected(emails: list[str], judge: Judge, *, mode: str) -
 
 def is_free(verdict: Verdict) -> bool:
     """A bulk row that costs nothing: one not judged because its person objected. Its credit, reserved
-    with its chunk's, goes back in the chunk's release (jobs/chunks.py `chunk_finish`)."""
+    with its chunk's, goes back in the chunk's release (jobs/chunk_runs.py `chunk_finish`)."""
     return verdict.sub_status is SubStatus.ADDRESS_OBJECTED
 
 

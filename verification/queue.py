@@ -13,8 +13,8 @@ from lib.schedules import Every
 # Kept in the database by `verification/apps.py` at every migrate.
 SCHEDULES = (
     Every(60, "verification: prune expired rows", "lib.prune.prune_expired"),
-    # Reported outcomes' global catch-all rate, read by every catch-all answer (verification/feedback.py).
-    Every(1, "verification: global catch-all rate", "verification.feedback.global_catch_all_rate_refresh"),
+    # Reported outcomes' global catch-all rate, read by every catch-all answer (verification/outcomes.py).
+    Every(1, "verification: global catch-all rate", "verification.outcomes.global_catch_all_rate_refresh"),
     # The egresses' identity (hourly) and blocklist (VERIFIER_SMTP_DNSBL_INTERVAL_SECONDS) checks, each
     # run when due (verification/egress_checks.py): a new egress is checked within a minute of the start.
     Every(1, "verification: egress self-checks", "verification.egresses.egress_self_checks_run"),

@@ -30,10 +30,10 @@ from verification.deep import deep_verify_many, is_temporary
 from verification.egresses import egresses_of_region
 from verification.engine import Status, Verdict
 from verification.engine.modes import ValidationMode
-from verification.feedback import verdicts_with_feedback
 from verification.judging import rows_judged
 from verification.models import CachedVerdict, RetriedVerification
 from verification.models.retried import ATTEMPT_LEASE, KEPT_SETTLED
+from verification.outcomes import verdicts_with_feedback
 
 # At most this many due verifications are asked again by one run of the sweep (every minute).
 REASK_BATCH = 100

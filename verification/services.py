@@ -31,9 +31,9 @@ from verification.engine.egress import Egress
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
-from verification.feedback import verdicts_with_feedback
 from verification.judging import region_closed, rows_judged
 from verification.models import CachedVerdict, Objection
+from verification.outcomes import verdicts_with_feedback
 from verification.resolution import retried_open
 from verification.resolver import domain_lookup, resolver_broken
 
@@ -44,7 +44,7 @@ class DeepModeDisabled(DomainError):
     message = "Deep validation is not available yet."
 
 
-def mode_require(mode: object, *, sandbox: bool = False) -> str:
+def mode_require(mode: object, *, sandbox: bool = False) -> ValidationMode:
     """The validation mode, checked: invalid_request for anything but fast or deep, DeepModeDisabled
     for `deep` while the operator has not turned it on, but for a test key's sandbox, which opens
     no SMTP session. The API, the portal and bulk all come here."""
@@ -52,7 +52,7 @@ def mode_require(mode: object, *, sandbox: bool = False) -> str:
         raise DomainError(f"validation_mode: {mode!r} is not one of fast, deep.", "validation_mode")
     if mode == ValidationMode.DEEP and not settings.VERIFIER_DEEP_MODE and not sandbox:
         raise DeepModeDisabled
-    return str(mode)
+    return ValidationMode(str(mode))
 
 
 class AddressObjected(DomainError):
@@ -94,7 +94,7 @@ def verifications_lookup(
     *,
     account: Account,
     emails: Collection[str],
-    mode: str = ValidationMode.FAST,
+    mode: ValidationMode = ValidationMode.FAST,
     egresses: tuple[Egress, ...] | None = None,
 ) -> dict[str, Lookup]:
     """The verdict of each normalised address and whether it came from this account's cache.
@@ -108,13 +108,13 @@ def verifications_lookup(
     return found | {email: (verdict, False) for email, verdict in zip(missing, fresh, strict=True)}
 
 
-def _engine(emails: list[str], mode: str, egresses: tuple[Egress, ...] | None) -> list[Verdict]:
+def _engine(emails: list[str], mode: ValidationMode, egresses: tuple[Egress, ...] | None) -> list[Verdict]:
     if mode == ValidationMode.DEEP:
         return rows_judged(emails, functools.partial(deep_verify_many, egresses=egresses), mode=mode)
     return rows_judged(emails, lambda rows: verify_many(rows, domain_lookup()), mode=mode)
 
 
-def _cached(account: Account, email: str, mode: str) -> Verdict | None:
+def _cached(account: Account, email: str, mode: ValidationMode) -> Verdict | None:
     return CachedVerdict.objects.fresh(account_id=account.pk, email=email, validation_mode=mode)
 
 
@@ -123,7 +123,7 @@ def verifications_charged(
     *,
     account: Account,
     emails: Sequence[str],
-    mode: str = ValidationMode.FAST,
+    mode: str = ValidationMode.FAST,  # checked here (mode_require): as the request carried it
     live: bool = True,
     started: float | None = None,
     source: str = "api",
@@ -211,7 +211,7 @@ def _our_fault(verdict: Verdict) -> bool:
 
 @contextmanager
 def _sandboxed(
-    emails: Sequence[str], mode: str, started: float | None, key: ApiKey | None
+    emails: Sequence[str], mode: ValidationMode, started: float | None, key: ApiKey | None
 ) -> Iterator[list[Verification]]:
     """The sandbox's answers, yielded in a transaction as the charged ones are (for the idempotent reply).
 
@@ -231,7 +231,7 @@ def _elapsed_ms(started: float | None) -> int:
 
 
 def verification_run(
-    *, account: Account, email: str, mode: str = ValidationMode.FAST, source: str = "api"
+    *, account: Account, email: str, mode: ValidationMode = ValidationMode.FAST, source: str = "api"
 ) -> Verification:
     """`verifications_charged` for one live address and a caller with nothing to write beside the
     charge (the portal): the same checks, charge and cache."""

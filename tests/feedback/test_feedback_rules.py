@@ -1,4 +1,4 @@
-"""The engine's feedback rules, as plain functions (verification/engine/feedback.py)."""
+"""The engine's feedback rules, as plain functions (verification/engine/deliverability.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from verification.engine.feedback import (
+from verification.engine.deliverability import (
     GLOBAL_WEIGHT,
     PRIOR_STRENGTH,
     REPORTER_WEIGHT,

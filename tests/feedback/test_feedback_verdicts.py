@@ -19,8 +19,8 @@ from accounts.models import Membership, Role
 from lib import sql
 from tests.conftest import Persona, make_persona, sandboxed
 from tests.jobs.conftest import upload
-from verification.feedback import global_catch_all_rate
 from verification.models import CatchAllAnswer
+from verification.outcomes import global_catch_all_rate
 
 
 def report(persona: Persona, email: str, outcome: str, when: Any = None) -> None:
@@ -221,6 +221,6 @@ def test_the_global_rate_is_read_from_the_cache_and_a_new_report_counts_at_the_n
     assert outsider.post_json("/v1/feedback", {"events": events}).json()["accepted"] == 5
     assert global_catch_all_rate() == before  # answers never pay for the reports: the workers do
     schedule = Schedule.objects.get(name="verification: global catch-all rate")  # every minute, on the workers
-    assert (schedule.func, schedule.minutes) == ("verification.feedback.global_catch_all_rate_refresh", 1)
+    assert (schedule.func, schedule.minutes) == ("verification.outcomes.global_catch_all_rate_refresh", 1)
     import_string(schedule.func)()
     assert global_catch_all_rate() < before

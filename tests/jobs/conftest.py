@@ -20,7 +20,7 @@ from django_q.conf import Conf
 from django_q.models import Task
 
 from billing.models import LedgerEntry
-from jobs.chunks import MAX_CHUNK_ATTEMPTS, chunk_claim
+from jobs.chunk_runs import MAX_CHUNK_ATTEMPTS, chunk_claim
 from jobs.models import Job
 from tests.conftest import Persona
 

@@ -18,8 +18,8 @@ from django_q.models import OrmQ
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jobs import fair_share, files, grouping
-from jobs.chunks import chunk_claim, chunks_requeue_stale
+from jobs import deep_slots, fair_share, files, grouping
+from jobs.chunk_runs import chunk_claim, chunks_requeue_stale
 from jobs.grouping import batches_of, job_group, job_group_next
 from jobs.models import Chunk, Job
 from jobs.worker import chunk_run_next
@@ -244,7 +244,7 @@ def test_the_worker_kept_for_fast_jobs_never_groups(
     fast job's worker is never taken by it."""
     settings.BULK_DEEP_BATCH_ROWS, settings.BULK_DEEP_WORKERS = 16, 1
     job_id = deep_upload(owner, [f"alice@{domain}" for domain in tenants(_resolver_on_loopback, 20)]).json()["id"]
-    with fair_share.deep_slot() as busy:  # the machine's one deep worker is busy with another job
+    with deep_slots.deep_slot() as busy:  # the machine's one deep worker is busy with another job
         assert busy.held
         assert chunk_run_next(budget=0) == 0
         assert Job.objects.get(pk=job_id).grouping == Job.Grouping.DUE

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import chunks, fair_share, tasks, worker
+from jobs import chunk_runs, fair_share, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
@@ -19,7 +19,7 @@ from tests.jobs.test_resolver_trust_bulk import a_minute_later
 from tests.support.dns_server import NXDOMAIN, Behaviour, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
-from verification.engine.smtp_scheduling import lock_slot
+from verification.engine.smtp_slots import lock_slot
 
 ROWS = [
     "alice@mailbox.deepfarm.net",  # valid
@@ -216,12 +216,12 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
 
 
 def test_a_deep_chunk_another_worker_claimed_is_not_replaced_by_the_jobs_next(owner: Persona) -> None:
-    """A worker that loses the claim of a fast job's chunk takes that job's next one (jobs/chunks.py);
+    """A worker that loses the claim of a fast job's chunk takes that job's next one (jobs/chunk_runs.py);
     a deep job's chunks are handed out by its own scheduling, so the loser takes nothing."""
     job_id = deep_upload(owner, ROWS).json()["id"]  # 2 chunks of 4
     first = Chunk.objects.get(job_id=job_id, index=0).pk
-    assert chunks.chunk_claim(chunk_id=first) is not None
-    assert chunks.chunk_claim(chunk_id=first) is None
+    assert chunk_runs.chunk_claim(chunk_id=first) is not None
+    assert chunk_runs.chunk_claim(chunk_id=first) is None
     assert Chunk.objects.get(job_id=job_id, index=1).attempts == 0
 
 

@@ -12,7 +12,7 @@ from django_q.models import Schedule
 
 from billing.models import LedgerEntry
 from jobs import tasks
-from jobs.chunks import chunk_claim
+from jobs.chunk_runs import chunk_claim
 from jobs.models import CallbackDelivery, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import Receiver, RunTasks, ledger_sum, stored_files, upload

@@ -9,8 +9,8 @@ from typing import Any
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from jobs.estimates import estimated_seconds
 from jobs.models import Job
-from jobs.services import estimated_seconds
 from tests.conftest import Persona
 from tests.jobs.conftest import upload
 from verification.engine import DomainAnswer, DomainStatus

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from jobs import fair_share
-from jobs.chunks import chunk_claim
+from jobs.chunk_runs import chunk_claim
 from jobs.models import Chunk, Job
 from jobs.worker import chunk_run_next
 from tests.conftest import Persona, make_persona

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.files import RESULT_COLUMNS, input_rows, input_save, result_row, result_text
+from jobs.files import input_rows, input_save
+from jobs.result_rows import RESULT_COLUMNS, result_row, result_text
 from verification.engine.sandbox import SANDBOX_ADDRESSES, sandbox_verdicts
 from verification.engine.verdict import Deliverability, Feedback
 

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from jobs.models import Job
-from jobs.services import chunk_size_for
+from jobs.splitting import chunk_size_for
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import Receiver, RunTasks, stored_files, upload
 from tests.support.dns_server import MX, DnsServer

@@ -14,9 +14,9 @@ from django_q.models import Schedule
 
 from billing.models import LedgerEntry
 from jobs import tasks
-from jobs.chunks import chunk_claim
-from jobs.files import RESULT_COLUMNS
+from jobs.chunk_runs import chunk_claim
 from jobs.models import CallbackDelivery, Chunk, Job
+from jobs.result_rows import RESULT_COLUMNS
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import Receiver, RunTasks, crash_chunk_repeatedly, ledger_sum, stored_files, upload
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from jobs import tasks
-from jobs.files import RESULT_COLUMNS
 from jobs.models import Job
+from jobs.result_rows import RESULT_COLUMNS
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks, stored_files, upload
 from tests.support.dns_server import MX, DnsServer

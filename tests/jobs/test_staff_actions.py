@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from billing.models import LedgerEntry
 from jobs import tasks
-from jobs.chunks import chunk_claim, chunk_finish
+from jobs.chunk_runs import chunk_claim, chunk_finish
 from jobs.lifecycle import CANCELLED_BY_STAFF, job_cancel, job_fail, job_retry
 from jobs.models import Chunk, Job
 from tests.conftest import Persona

@@ -13,7 +13,7 @@ import pytest
 from django.utils import timezone
 
 from jobs import tasks
-from jobs.chunks import DEEP_RETRY_ROUNDS
+from jobs.chunk_runs import DEEP_RETRY_ROUNDS
 from jobs.models import Chunk
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks

@@ -14,8 +14,8 @@ from feedback.models import FeedbackEvent
 from lib.address_keys import address_key
 from tests.conftest import Persona
 from tests.support.stored import cells_holding
+from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning, Reply
-from verification.engine.smtp_scheduling import Answer
 from verification.models import CatchAllAnswer, MailboxAnswer
 
 SHARED = [MailboxAnswer, CatchAllAnswer, FeedbackEvent]

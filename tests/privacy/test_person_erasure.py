@@ -15,8 +15,8 @@ from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.privacy.test_erasure import ERASED, local_files, traces
 from tests.support.stored import cells_holding, files_holding
+from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning, Reply
-from verification.engine.smtp_scheduling import Answer
 from verification.models import CatchAllAnswer, MailboxAnswer
 
 

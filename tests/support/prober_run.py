@@ -19,7 +19,8 @@ from verification.engine.egress import parse_egresses
 from verification.engine.leases import RedisLeases
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
-from verification.engine.smtp_scheduling import HostSlots, Prober, Slots
+from verification.engine.smtp_scheduling import Prober
+from verification.engine.smtp_slots import HostSlots, Slots
 
 
 def main(nameserver: str, port: str, lock_dir: str, *rest: str) -> None:

@@ -35,7 +35,8 @@ from verification.engine.leases import RedisLeases, lease_key
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import Session, SmtpConfig
 from verification.engine.smtp_replies import Meaning, Reply
-from verification.engine.smtp_scheduling import HostSlots, Prober
+from verification.engine.smtp_scheduling import Prober
+from verification.engine.smtp_slots import HostSlots
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 MAILBOX = "127.0.0.2"  # alice exists, others do not

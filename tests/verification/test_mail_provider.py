@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from jobs.files import RESULT_COLUMNS, result_row
+from jobs.result_rows import RESULT_COLUMNS, result_row
 from tests.conftest import Persona
 from tests.support.dns_server import MX, DnsServer
 from tests.support.portal import logged_in

@@ -40,8 +40,9 @@ from verification.engine.allowance import (
     after_refusal,
 )
 from verification.engine.leases import RedisLeases, allowance_key
+from verification.engine.smtp_answers import THROTTLED
 from verification.engine.smtp_replies import Meaning
-from verification.engine.smtp_scheduling import THROTTLED, Prober
+from verification.engine.smtp_scheduling import Prober
 
 
 def test_a_single_verification_turned_away_for_our_rate_is_greylisted_not_unreachable(

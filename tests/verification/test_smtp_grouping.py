@@ -15,7 +15,8 @@ from verification.engine.dns import ResolverConfig
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
-from verification.engine.smtp_scheduling import HostSlots, Prober, sessions_needed
+from verification.engine.smtp_scheduling import Prober, sessions_needed
+from verification.engine.smtp_slots import HostSlots
 
 MAILBOX = "127.0.0.2"  # alice exists, others do not
 

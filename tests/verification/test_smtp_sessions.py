@@ -22,7 +22,8 @@ from verification.engine.dns import ResolverConfig
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
-from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION, HostSlots, Prober
+from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION, Prober
+from verification.engine.smtp_slots import HostSlots
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from verification.engine.dns import DomainAnswer, DomainStatus
+from verification.engine.modes import ValidationMode
 from verification.engine.syntax import normalise, parse, rough_parts, split
 from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, judged, plain_checks
 
@@ -55,7 +56,7 @@ Judge = Callable[[list[str]], list[Verdict]]
 
 
 def verdicts_isolated(
-    emails: list[str], judge: Judge, *, mode: str, passthrough: tuple[type[BaseException], ...] = ()
+    emails: list[str], judge: Judge, *, mode: ValidationMode, passthrough: tuple[type[BaseException], ...] = ()
 ) -> list[Verdict]:
     """`judge(emails)`, except that nothing one row holds can fail the others: when judging
     raises, the rows are judged again in halves down to the row at fault, which is answered
@@ -76,7 +77,9 @@ def verdicts_isolated(
     ]
 
 
-def failed_verdict(raw_email: str, *, mode: str, sub_status: SubStatus = SubStatus.VERIFICATION_FAILED) -> Verdict:
+def failed_verdict(
+    raw_email: str, *, mode: ValidationMode, sub_status: SubStatus = SubStatus.VERIFICATION_FAILED
+) -> Verdict:
     """`unknown` / `verification_failed`: what judging this row found before it failed is not
     trusted, so every check says no more than its syntax (and that only when it can be read).
     Also the row left unjudged on purpose (`address_objected`), which says as little."""

@@ -12,8 +12,8 @@ from dataclasses import replace
 from datetime import date
 
 from verification.engine.modes import ValidationMode
+from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning
-from verification.engine.smtp_scheduling import Answer
 from verification.engine.verdict import Status, SubStatus, Verdict
 
 # (status, sub_status, is_valid, confidence, score, smtp_valid) by the mailbox's answer.

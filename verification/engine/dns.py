@@ -32,6 +32,7 @@ from typing import Protocol
 import dns.resolver
 
 from verification.engine import dnswire
+from verification.engine.dns_udp import DnsSockets, Nameserver
 from verification.engine.pacing import Pacer
 
 # Negative answers without an SOA to read a TTL from are kept this long.
@@ -80,9 +81,6 @@ class DomainCache(Protocol):
     def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]: ...
 
     def put_many(self, answers: Iterable[DomainAnswer]) -> None: ...
-
-
-Nameserver = tuple[str, int]  # (address, port)
 
 
 def parse_nameserver(spec: str) -> Nameserver:
@@ -185,8 +183,12 @@ class _Batch:
         self.resolver = resolver
         self.config = resolver.config
         self.selector = selectors.DefaultSelector()
-        self.sockets: dict[tuple[int, int], socket.socket] = {}  # (nameserver, slot)
-        self.inflight: dict[tuple[int, int, int], _Query] = {}  # (nameserver, socket, query id)
+        self.udp = DnsSockets[_Query](
+            resolver.nameservers,
+            resolver.SOCKETS_PER_NAMESERVER,
+            watch=lambda sock, server, slot: self.selector.register(sock, selectors.EVENT_READ, (sock, server, slot)),
+            unwatch=self.selector.unregister,
+        )
         self.timers: list[tuple[float, int, tuple[int, int, int], _Query]] = []
         self.answers: dict[str, DomainAnswer] = {}
         self.truncated: list[tuple[str, int]] = []
@@ -196,7 +198,7 @@ class _Batch:
 
     def run(self, domains: list[str]) -> dict[str, DomainAnswer]:
         waiting = deque(domains)
-        while waiting or self.retries or self.inflight:
+        while waiting or self.retries or self.udp.inflight:
             paced = self.send_paced(waiting)
             wait = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
             if paced:
@@ -216,7 +218,7 @@ class _Batch:
         """Send retries, then new queries, as the window and the pace allow. Returns how long
         until the pace allows the next one, or 0 when nothing is held back by it."""
         now = time.monotonic()
-        while (self.retries or waiting) and len(self.inflight) < self.config.concurrency:
+        while (self.retries or waiting) and len(self.udp.inflight) < self.config.concurrency:
             if not self.pacer.may_send(now):
                 return max(self.pacer.next_token_in(), 1e-4)
             query = self.retries.popleft() if self.retries else _Query(waiting.popleft(), now + self.config.lifetime)
@@ -230,49 +232,18 @@ class _Batch:
         if server is None:
             return
         self.sent += 1
-        slot = self.sent % self.resolver.SOCKETS_PER_NAMESERVER
-        sock = self.socket_for(server, slot)
-        qid = dnswire.query_id()
-        while (server, slot, qid) in self.inflight:
-            qid = dnswire.query_id()
         try:
-            sock.send(dnswire.encode_query(qid, query.domain))
+            key = self.udp.send(server, query.domain, query)
         except (OSError, dnswire.WireError):
             self.answers[query.domain] = _failure(query.domain)
             return
-        key = (server, slot, qid)
-        self.inflight[key] = query
         query.sent_at = now
         heapq.heappush(self.timers, (min(now + self.pacer.rto(), query.deadline), self.sent, key, query))
 
-    def socket_for(self, server: int, slot: int) -> socket.socket:
-        if (server, slot) in self.sockets:
-            return self.sockets[server, slot]
-        address, port = self.resolver.nameservers[server]
-        family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_DGRAM)
-        sock.setblocking(False)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        sock.connect((address, port))
-        self.selector.register(sock, selectors.EVENT_READ, (sock, server, slot))
-        self.sockets[server, slot] = sock
-        return sock
-
     def drain(self, sock: socket.socket, server: int, slot: int) -> None:
-        """Read every datagram waiting on the socket."""
-        while True:
-            try:
-                data = sock.recv(65535)
-            except OSError:  # nothing left (BlockingIOError), or an ICMP error reported once
-                return
-            try:
-                reply = dnswire.decode_reply(data)
-            except dnswire.WireError:
-                continue
-            query = self.inflight.get((server, slot, reply.qid))
-            if query is None or reply.question != query.domain.lower():
-                continue  # late, duplicate or forged: not an answer to anything in flight
-            del self.inflight[(server, slot, reply.qid)]
+        """Take every answer waiting on the socket."""
+        for key, query, reply in self.udp.answers(sock, server, slot):
+            self.udp.forget(key)
             now = time.monotonic()
             self.pacer.on_answer(now, now - query.sent_at)
             self.receive(query, server, reply)
@@ -290,8 +261,9 @@ class _Batch:
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
             _, _, key, query = heapq.heappop(self.timers)
-            if self.inflight.get(key) is query:  # no answer in time: ask again (or give up)
-                del self.inflight[key]
+            asked = self.udp.inflight.get(key)
+            if asked is not None and asked[1] is query:  # no answer in time: ask again (or give up)
+                self.udp.forget(key)
                 self.pacer.on_loss(now, query.sent_at)
                 if now >= query.deadline:
                     self.answers[query.domain] = _failure(query.domain)
@@ -301,17 +273,15 @@ class _Batch:
     def give_up(self, waiting: deque[str]) -> None:
         """Fail every domain still open. Seen once, under a heavily loaded full test run: a batch
         blocked in select() with no timer left (cause not found); a lookup must end, not hang."""
-        open_queries = [*waiting, *(q.domain for q in self.retries), *(q.domain for q in self.inflight.values())]
+        open_queries = [*waiting, *(q.domain for q in self.retries), *(q.domain for _, q in self.udp.inflight.values())]
         for domain in open_queries:
             self.answers.setdefault(domain, _failure(domain))
         waiting.clear()
         self.retries.clear()
-        self.inflight.clear()
+        self.udp.inflight.clear()
 
     def close(self) -> None:
-        for sock in self.sockets.values():
-            self.selector.unregister(sock)
-            sock.close()
+        self.udp.close()
         self.selector.close()
 
 

@@ -13,7 +13,7 @@ us for our rate) is a hash beside the leases, read by the same script that takes
 lease is only taken within it; what a session teaches is written back in a transaction (WATCH)
 that applies allowance.py's rules on Redis's time, and the hash expires FORGET_SECONDS after its
 last change, leaving a forgotten address at the default. Without Redis (the embedded default) the lock files of
-smtp_scheduling.HostSlots count one machine's sessions, which is enough while each machine has its own
+smtp_slots.HostSlots count one machine's sessions, which is enough while each machine has its own
 sending address.
 """
 

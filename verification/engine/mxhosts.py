@@ -35,12 +35,12 @@ import socket
 import time
 
 from verification.engine import dnswire
-from verification.engine.dns import Nameserver, ResolverConfig, parse_nameserver, system_nameservers
+from verification.engine.dns import ResolverConfig, parse_nameserver, system_nameservers
+from verification.engine.dns_udp import DnsSockets, Nameserver
 from verification.engine.smtp_scheduling import HostResolver
 
 # The least time a host lookup may take (retries included), whatever VERIFIER_DNS_LIFETIME says.
 HOST_LOOKUP_SECONDS = 3.0
-_LARGEST_ANSWER = 65535
 # How long, at most, a host's addresses are remembered (less when their TTL says so), and for how
 # many hosts: past that many, the process starts again from none.
 REMEMBER_SECONDS = 300
@@ -86,10 +86,14 @@ class _HostLookups:
         # one waited out a timeout (3 s) before it was asked again.
         self.in_flight = asyncio.Semaphore(concurrency)
         self.found: dict[str, asyncio.Task[list[str]]] = {}
-        self.sockets: dict[tuple[int, int], socket.socket] = {}  # (nameserver, slot)
-        # (nameserver, slot, query id) -> the question and where its replies go
-        self.inflight: dict[tuple[int, int, int], tuple[str, asyncio.Queue[dnswire.Reply]]] = {}
-        self.sent = 0
+        self.udp = DnsSockets[asyncio.Queue[dnswire.Reply]](
+            servers,
+            self.SOCKETS_PER_NAMESERVER,
+            watch=lambda sock, server, slot: asyncio.get_running_loop().add_reader(
+                sock, self._drain, sock, server, slot
+            ),
+            unwatch=lambda sock: asyncio.get_running_loop().remove_reader(sock),
+        )
         self.running = 0  # lookups under way: the sockets are closed when none is
 
     async def __call__(self, host: str) -> list[str]:
@@ -136,7 +140,7 @@ class _HostLookups:
                 if left <= 0 or not self.servers:
                     break
                 try:
-                    keys.append(self._send(turn % len(self.servers), name, rdtype, answers))
+                    keys.append(self.udp.send(turn % len(self.servers), name, answers, rdtype))
                 except dnswire.WireError:  # not a name a query can carry
                     return None
                 except OSError:
@@ -148,54 +152,13 @@ class _HostLookups:
                     # SERVFAIL, REFUSED: that nameserver cannot say; the next one is asked at once
         finally:
             for key in keys:
-                self.inflight.pop(key, None)
+                self.udp.forget(key)
         return None  # nobody answered within the lifetime
 
-    def _send(self, server: int, name: str, rdtype: int, answers: asyncio.Queue[dnswire.Reply]) -> tuple[int, int, int]:
-        self.sent += 1
-        slot = self.sent % self.SOCKETS_PER_NAMESERVER
-        qid = dnswire.query_id()
-        while (server, slot, qid) in self.inflight:
-            qid = dnswire.query_id()
-        query = dnswire.encode_query(qid, name, rdtype)
-        self._socket(server, slot).send(query)
-        self.inflight[server, slot, qid] = (name, answers)
-        return (server, slot, qid)
-
-    def _socket(self, server: int, slot: int) -> socket.socket:
-        if (server, slot) not in self.sockets:
-            address, port = self.servers[server]
-            sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_DGRAM)
-            sock.setblocking(False)
-            try:
-                sock.connect((address, port))
-            except OSError:
-                sock.close()
-                raise
-            asyncio.get_running_loop().add_reader(sock, self._drain, sock, server, slot)
-            self.sockets[server, slot] = sock
-        return self.sockets[server, slot]
-
     def _drain(self, sock: socket.socket, server: int, slot: int) -> None:
-        """Read every datagram waiting on the socket; each answering a query in flight goes to it."""
-        while True:
-            try:
-                data = sock.recv(_LARGEST_ANSWER)
-            except BlockingIOError:
-                return
-            except OSError:  # an ICMP "port unreachable" from a nameserver that is down, reported once
-                continue
-            try:
-                reply = dnswire.decode_reply(data)
-            except dnswire.WireError:
-                continue
-            asked = self.inflight.get((server, slot, reply.qid))
-            if asked is not None and reply.question == asked[0]:
-                asked[1].put_nowait(reply)
+        """Every answer waiting on the socket goes to its query (a late answer to an earlier try counts)."""
+        for _, answers, reply in self.udp.answers(sock, server, slot):
+            answers.put_nowait(reply)
 
     def _close(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sock in self.sockets.values():
-            loop.remove_reader(sock)
-            sock.close()
-        self.sockets.clear()
+        self.udp.close()

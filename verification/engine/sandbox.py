@@ -61,12 +61,12 @@ _VALID_CHECKS = Checks(
 )
 
 
-def sandbox_verdicts(raw_emails: list[str], mode: str = ValidationMode.FAST) -> list[Verdict]:
+def sandbox_verdicts(raw_emails: list[str], mode: ValidationMode = ValidationMode.FAST) -> list[Verdict]:
     """Verdicts in input order, as `verify_many` gives them, from the sandbox."""
     return [sandbox_verdict(raw, mode) for raw in raw_emails]
 
 
-def sandbox_verdict(raw_email: str, mode: str = ValidationMode.FAST) -> Verdict:
+def sandbox_verdict(raw_email: str, mode: ValidationMode = ValidationMode.FAST) -> Verdict:
     email = normalise(raw_email)
     local, _, domain = email.rpartition("@")
     answer = _ANSWERS.get(local) if domain == SANDBOX_DOMAIN else None

@@ -9,17 +9,9 @@ catch-all probes) go to its MX hosts in preference order, dealt from the start a
 sessions at once as politeness allows (`per_host`), each of at least RECIPIENTS_A_SESSION (a
 session costs four replies besides its RCPTs: banner, EHLO, MAIL FROM, QUIT): a
 host that refuses, stays silent or answers 4xx at connect passes the turn to the next. Groups run
-concurrently on one event loop; what bounds them is politeness:
+concurrently on one event loop; what bounds them is politeness.
 
-At most `per_host` sessions at once from this machine to one MX address, whatever the number of
-processes. Each session holds one of `per_host` lock files for its address (`fcntl.flock`,
-non-blocking): a lock is per machine by nature (the lock directory is local), the kernel drops it
-when its process dies however it dies (no lease to expire or tune, nothing to clean up after
-kill -9), and it costs no database or Redis round trip. One machine's limit is all we promise
-(docs/deep.md): a second machine has its own IP address, which the MX counts apart.
-
-With egresses (egress.py), the count is per egress and address: what an MX counts is the sending
-address. Where machines share an egress, RedisLeases (leases.py) count across them instead.
+Politeness, at most `per_host` sessions at once per egress and MX address, is smtp_slots.py's.
 A session refused for the egress's own reputation is asked again through the next egress before
 any recipient is judged; with no egress to use (all resting) every recipient answers RESTING.
 
@@ -39,25 +31,23 @@ beyond that is never looked up or contacted, only counted (`Findings.cut`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import fcntl
-import hashlib
-import ipaddress
 import math
-import os
-import random
-import time
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Protocol
 
-from verification.engine.allowance import AllowanceFile, Throttled, Turn
+from verification.engine.allowance import Throttled
 from verification.engine.egress import DIRECT, Egress, is_reputation_refusal
 from verification.engine.smtp import Session, SmtpConfig, run_session
-from verification.engine.smtp_replies import Meaning, Reply, meaning
+from verification.engine.smtp_answers import (
+    NOT_PUBLIC,
+    RESTING,
+    THROTTLED,
+    UNREACHABLE,
+    Answer,
+    Findings,
+)
+from verification.engine.smtp_replies import Meaning, meaning
+from verification.engine.smtp_slots import Slots
 
 HostResolver = Callable[[str], Awaitable[list[str]]]  # MX host name -> its addresses
 AddressCheck = Callable[[str], bool]  # may this address be contacted?
@@ -65,126 +55,12 @@ AddressCheck = Callable[[str], bool]  # may this address be contacted?
 # A group refused for our rate asks again at most this many times, each after the spacing its
 # address's allowance sets (1 s, doubling: 127 s in all at the most), while its deadline allows.
 _BACKOFF_TRIES = 8
-_SLOT_POLL_SECONDS = 0.02
 # A group is dealt among up to `per_host` sessions at once, each of at least this many recipients
 # (twice a session's four replies of overhead).
 RECIPIENTS_A_SESSION = 8
 # A round of a group tries at most this many MX hosts and this many distinct addresses among them.
 MAX_MX_HOSTS = 5
 MAX_MX_ADDRESSES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    reply: Reply
-    meaning: Meaning
-
-
-UNREACHABLE = Answer(Reply(0, "no MX host answered"), Meaning.UNREACHABLE)
-# A batch's own time ran out before the recipient's session did: ask again later (bulk).
-OUT_OF_TIME = Answer(Reply(0, "not asked before the batch's time ran out"), Meaning.TRY_AGAIN)
-NOT_PUBLIC = Answer(Reply(0, "every MX address is on a non-public network"), Meaning.UNREACHABLE)
-# Every egress rests (refused for its reputation): nothing is asked, the rows are smtp_blocked at once.
-RESTING = Answer(Reply(0, "every SMTP egress is resting after blocklist refusals"), Meaning.BLOCKED)
-# The address limits our rate, and its spacing falls past the run's time: asked again later.
-THROTTLED = Answer(Reply(0, "not asked: the MX address limits our connections; asked again later"), Meaning.TRY_AGAIN)
-
-
-class Slots(Protocol):
-    """Politeness: at most `per_host` sessions at once per egress and MX address, fewer and spaced
-    apart while the address's allowance (allowance.py) says so. `held` raises Throttled rather than
-    wait for a start past `deadline` (the event loop's time)."""
-
-    per_host: int
-
-    def held(
-        self, address: str, egress: str = "", *, deadline: float = math.inf
-    ) -> AbstractAsyncContextManager[Turn]: ...
-
-    async def allowed(self, address: str, egress: str = "") -> int:
-        """Sessions at once the address's allowance lets now (per_host at the default)."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-@dataclass(slots=True)
-class Findings:
-    """What the sessions learnt: each recipient's answer, and each session's outcome."""
-
-    answers: dict[str, Answer] = field(default_factory=dict)
-    sessions: list[str] = field(default_factory=list)  # Session.outcome, one per session opened
-    # (outcome, MX address, the reply) of each session turned away: what an operator reads when
-    # `smtp_blocked` rises ("spamhaus", "reverse hostname", ...)
-    refusals: list[tuple[str, str, Reply]] = field(default_factory=list)
-    # Per egress name: sessions that went out through it, and those refused for its reputation.
-    egress_sessions: Counter[str] = field(default_factory=Counter)
-    egress_refused: Counter[str] = field(default_factory=Counter)
-    # What the bounds left out: "mx_hosts" named beyond MAX_MX_HOSTS, "mx_addresses" beyond
-    # MAX_MX_ADDRESSES or already tried this round.
-    cut: Counter[str] = field(default_factory=Counter)
-
-
-def lock_slot(directory: str | Path, name: str, count: int) -> int | None:
-    """One of `name`'s `count` per-machine lock files, if one is free (its descriptor: close it to
-    give the slot back; the kernel does so when the process dies), else None at once. HostSlots
-    takes them per MX address; the bulk workers' deep-chunk gate (jobs/fair_share.py) by name."""
-    for slot in random.sample(range(count), count):
-        path = Path(directory) / f"{name}.{slot}"
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except FileNotFoundError:  # made on first use, not asked after at every session (a stat and a raise)
-            Path(directory).mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        return fd
-    return None
-
-
-class HostSlots:
-    """At most `per_host` sessions at once to one address from this machine (module docstring), as
-    many as the address's allowance lets, spaced as it says: a file beside the lock files."""
-
-    def __init__(self, directory: str | Path, per_host: int) -> None:
-        self.directory = Path(directory)
-        self.per_host = per_host
-        self.directory.mkdir(parents=True, exist_ok=True)
-
-    @contextlib.asynccontextmanager
-    async def held(self, address: str, egress: str = "", *, deadline: float = math.inf) -> AsyncIterator[Turn]:
-        pace = self._pace(address, egress)
-        fd = await self._acquire(_slot_name(address, egress), pace)
-        try:
-            turn = await pace.started(deadline)
-            yield turn
-            pace.learn(turn, time.time())
-        finally:
-            os.close(fd)  # closing the descriptor releases the lock
-
-    async def allowed(self, address: str, egress: str = "") -> int:
-        return self._pace(address, egress).sessions(time.time())
-
-    async def close(self) -> None:
-        return None  # nothing held between sessions
-
-    def _pace(self, address: str, egress: str) -> AllowanceFile:
-        path = self.directory / f"{_slot_name(address, egress)}.allowance"
-        return AllowanceFile(path, self.per_host, of=f"{egress or 'direct'}|{address}")
-
-    async def _acquire(self, name: str, pace: AllowanceFile) -> int:
-        while (fd := lock_slot(self.directory, name, pace.sessions(time.time()))) is None:
-            await asyncio.sleep(_SLOT_POLL_SECONDS)
-        return fd
-
-
-def _slot_name(address: str, egress: str) -> str:
-    """The lock and allowance files' name for (egress, address); the default egress keeps the address's own."""
-    name = ipaddress.ip_address(address).exploded.replace(":", "-")
-    return hashlib.sha256(egress.encode()).hexdigest()[:12] + "-" + name if egress else name
 
 
 @dataclass

@@ -113,7 +113,7 @@ class Verdict:
     checks: Checks
     did_you_mean: str | None = None
     mail_provider: str | None = None
-    # What reported outcomes did (engine/feedback.py): never stored in the verdict cache, added on each answer.
+    # What reported outcomes did (engine/deliverability.py): never stored in the verdict cache, added on each answer.
     feedback: Feedback | None = None
     deliverability: Deliverability | None = None
 

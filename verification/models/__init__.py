@@ -1,10 +1,10 @@
-"""Verification's models, fast mode's caches apart from deep mode's shared answers: `fast`
-(DomainRecord, CachedVerdict), `deep` (MailboxAnswer, CatchAllAnswer, SmtpSessionCount) and
-`retried` (RetriedVerification: temporary unknowns asked again), and
+"""Verification's models: the verdict caches, `verdict_caches` (DomainRecord, CachedVerdict: fast and deep
+verdicts alike), what mail servers answered, `mailbox_answers` (MailboxAnswer, CatchAllAnswer,
+SmtpSessionCount), `retried` (RetriedVerification: temporary unknowns asked again), and
 `objections` (Objection).
 Imported from here, as Django and the migrations expect of an app's `models`."""
 
-from verification.models.deep import (
+from verification.models.mailbox_answers import (
     CATCH_ALL_SECONDS,
     MAILBOX_ANSWER_SECONDS,
     SMTP_SESSION_DAYS,
@@ -15,14 +15,14 @@ from verification.models.deep import (
     SmtpSessionCount,
     SmtpSessionCountQuerySet,
 )
-from verification.models.fast import (
+from verification.models.objections import Objection, ObjectionQuerySet
+from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
+from verification.models.verdict_caches import (
     CachedVerdict,
     CachedVerdictQuerySet,
     DomainRecord,
     DomainRecordQuerySet,
 )
-from verification.models.objections import Objection, ObjectionQuerySet
-from verification.models.retried import RetriedVerification, RetriedVerificationQuerySet
 
 __all__ = [
     "CATCH_ALL_SECONDS",

@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from lib import sql
 from lib.address_keys import KEY_LENGTH, address_key, address_keys
+from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning, Reply
-from verification.engine.smtp_scheduling import Answer
-from verification.models.fast import storable
+from verification.models.verdict_caches import storable
 
 # How long an MX's answer about a mailbox is kept: the verdict cache's lifetime for the verdict
 # it leads to (an accepted address: valid or catch-all, 24 h; refused: invalid, 1 h). A 4xx, a

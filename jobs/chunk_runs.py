@@ -42,8 +42,8 @@ from verification.engine.egress import Egress
 from verification.engine.modes import ValidationMode
 from verification.engine.reasons import counted_under
 from verification.engine.sandbox import sandbox_verdicts
-from verification.feedback import verdicts_with_feedback
 from verification.judging import is_free, region_closed, rows_judged_unless_objected
+from verification.outcomes import verdicts_with_feedback
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
 
 logger = logging.getLogger(__name__)

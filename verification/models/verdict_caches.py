@@ -1,4 +1,4 @@
-"""Fast mode's caches: each domain's DNS answer, shared by every account and worker, and each
+"""The verdict caches: each domain's DNS answer, shared by every account and worker, and each
 account's verdicts (fast and deep verdicts alike, keyed by validation mode)."""
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def _batches[T](items: list[T], size: int) -> Iterator[list[T]]:
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
     # Both statements run on every single verification: hand-written (see lib/sql.py).
 
-    def fresh(self, *, account_id: int, email: str, validation_mode: str) -> Verdict | None:
+    def fresh(self, *, account_id: int, email: str, validation_mode: ValidationMode) -> Verdict | None:
         if not storable(email):
             return None
         row = sql.fetch_one(

@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.models import Membership
 from feedback.models import FeedbackEvent, Outcome
 from verification.engine import SubStatus, Verdict
-from verification.engine.feedback import (
+from verification.engine.deliverability import (
     OWN_EFFECT,
     Row,
     deliverability_applied,
