@@ -152,7 +152,8 @@ def _decode(wire: bytes) -> Reply:
             negative_ttl = min(ttl, minimum)
     chain = _chain(question, cnames)
     target = chain[-1]
-    records = tuple((preference, host, ttl) for owner, preference, host, ttl in mx if owner == target)
+    # Lists, then tuples: a generator costs more than the few records it walks (tens of thousands of replies a job).
+    records = tuple([(preference, host, ttl) for owner, preference, host, ttl in mx if owner == target])
     found = [(address, ttl) for owner, address, ttl in addresses if owner == target]
     address_ttl = min([ttl for _, ttl in found] + [cname_ttls[name] for name in chain[:-1]]) if found else None
     return Reply(
@@ -163,7 +164,7 @@ def _decode(wire: bytes) -> Reply:
         records,
         negative_ttl,
         cnames,
-        tuple(address for address, _ in found),
+        tuple([address for address, _ in found]) if found else (),
         address_ttl,
     )
 

@@ -275,6 +275,7 @@ def rules_load() -> None:
     lists.lists_load()
     disposable.disposable_domains()
     disposable.disposable_mx_hosts()
+    disposable.decisions_load()
     providers.host_patterns()
 
 
