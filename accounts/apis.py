@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -27,6 +28,7 @@ from accounts.permissions import Action
 from apikit.exceptions import ApiError
 from apikit.idempotency import idempotency_claim, json_fingerprint
 from apikit.views import BODY_ERRORS, IDEMPOTENCY_HEADER, IDEMPOTENCY_PARAMETER, AccountAPIView, error_responses
+from billing import guarantee_report
 from billing.models import LedgerEntry
 from feedback.services import PROVIDERS, webhook_urls
 from lib.jsonbody import JSON_CONTENT_TYPE, render_json
@@ -58,6 +60,30 @@ class AccountKeySerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField(allow_null=True, help_text="When the key stops; null: when it is revoked.")
 
 
+class ProviderBounceSerializer(serializers.Serializer):
+    valid = serializers.IntegerField(help_text="Charged `valid` answers this month for domains of this family.")
+    bounced = serializers.IntegerField(help_text="Of them, how many the account reported as hard bounces.")
+    rate = serializers.FloatField(allow_null=True, help_text="bounced / valid; null with no valid answers.")
+
+
+class GuaranteeSerializer(serializers.Serializer):
+    month = serializers.CharField(help_text="The calendar month (UTC) of these figures, `YYYY-MM`.")
+    valid_answers = serializers.IntegerField(help_text="`valid` answers charged this month.")
+    bounced = serializers.IntegerField(
+        help_text="Of them, how many hard-bounced within 30 days, as the account reported (any way)."
+    )
+    refunded = serializers.IntegerField(help_text="Of them, how many were credited back (`guarantee_refund`).")
+    refunds_over_cap = serializers.IntegerField(help_text="Refunds due but held back by the monthly cap.")
+    cap = serializers.IntegerField(
+        help_text="Refunds this month's answers may have: `max_share` of them, rounded down."
+    )
+    max_share = serializers.FloatField(help_text="The operator's cap, a share of the month's valid answers.")
+    bounce_rate_by_provider = serializers.DictField(
+        child=ProviderBounceSerializer(),
+        help_text="By mail provider family from the MX hosts: `google`, `microsoft`, `yahoo`, `other`.",
+    )
+
+
 class AccountSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="The account's id (as `create_account` prints it).")
     plan = AccountPlanSerializer()
@@ -72,6 +98,9 @@ class AccountSerializer(serializers.Serializer):
         child=serializers.URLField(),
         help_text=f"The account's secret URL for each sending service's event webhook ({', '.join(PROVIDERS)}): "
         "paste it into the service to report deliveries and bounces (docs/feedback.md).",
+    )
+    guarantee = GuaranteeSerializer(
+        help_text="The bounce guarantee this month: valid answers, bounced, refunded (docs/guarantee.md)."
     )
 
 
@@ -99,6 +128,7 @@ def account_summary(account: Account, key: ApiKey) -> dict[str, object]:
         "key": {"prefix": key.prefix, "scope": key.scope, "mode": key.key_mode, "expires_at": key.expires_at},
         "charges_unknown": settings.VERIFIER_CHARGE_UNKNOWN,
         "feedback_webhooks": webhook_urls(account),
+        "guarantee": guarantee_report.summary(account.pk, timezone.now()),
     }
 
 

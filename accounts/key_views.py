@@ -25,9 +25,9 @@ from accounts.models import (
 )
 from accounts.permissions import Action, role_may
 from accounts.two_factor_views import reask_needed
-from accounts.views import confirm_then
+from accounts.widget import snippet
 from lib.errors import DomainError
-from lib.widget import snippet
+from lib.views import confirm_then
 
 Event = AuditEvent.Action
 

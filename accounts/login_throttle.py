@@ -48,16 +48,7 @@ def _pair(username: str, request: HttpRequest | None) -> str:
 def attempt_allowed(*, scope: str, key: str, limit: int, window_seconds: int) -> bool:
     """Count one attempt of `scope` for `key` (an address, an email); False once `limit` were made in
     the window. The same atomic counter as log-ins (accounts.models.LoginWindow)."""
-    return attempt_wait(scope=scope, key=key, limit=limit, window_seconds=window_seconds) is None
-
-
-def attempt_wait(*, scope: str, key: str, limit: int, window_seconds: int) -> float | None:
-    """`attempt_allowed`, saying how long to wait when refused: None when allowed, else the seconds
-    until the window closes."""
-    pair = sha256_hex(f"{scope}|{key.strip().lower()}")
-    now = time.time()
-    attempts = LoginWindow.objects.count_attempt(pair=pair, now=now, window_seconds=window_seconds)
-    if attempts <= limit:
-        return None
-    ends = LoginWindow.objects.filter(pair=pair).values_list("window_ends", flat=True).first()
-    return max(1.0, (ends or now + window_seconds) - now)
+    wait = LoginWindow.objects.attempt_wait(
+        scope=scope, key=key, limit=limit, window_seconds=window_seconds, now=time.time()
+    )
+    return wait is None

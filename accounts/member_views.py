@@ -41,7 +41,8 @@ from accounts.services import (
     member_role_change,
 )
 from accounts.two_factor_views import reask_needed
-from accounts.views import acting_membership, confirm_then
+from accounts.views import acting_membership
+from lib.views import confirm_then
 
 Event = AuditEvent.Action
 

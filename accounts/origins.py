@@ -6,6 +6,10 @@ exactly, or with `*.` before a registrable domain (`https://*.example.com`, `htt
 never a public suffix of the Public Suffix List, such as `com`, `co.uk` or `github.io`, nor the tail
 of an address) any single label there: `https://shop.example.com` but neither
 `https://example.com` nor `https://a.b.example.com`.
+
+Every decision about a page's origin is made here: a key's request (`origin_refusal`, which
+accounts/permissions.py asks for the API's door) and a browser's preflight, which carries no key
+(`some_key_allows`, for apikit/cors.py). Those two modules keep only the HTTP around it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from urllib.parse import urlsplit
 
 from publicsuffixlist import PublicSuffixList
 
+from accounts.models import ApiKey
 from lib.errors import DomainError
 from lib.text import has_controls
 
@@ -96,3 +101,19 @@ def _matches(origin: str, pattern: str) -> bool:
         return False
     label = origin[len(scheme_and_star) : -len(rest) - 1]
     return bool(label) and "." not in label and ":" not in label and "/" not in label
+
+
+def origin_refusal(key: ApiKey, origin: str | None) -> str | None:
+    """Why a publishable key may not be used from the page at `origin` (the request's `Origin`
+    header), or None when one of its allowed origins matches."""
+    if not origin:
+        return "A publishable key is used from a web page: this request has no Origin."
+    if not origin_allowed(origin, key.origin_list()):
+        return "This publishable key may not be used from this origin."
+    return None
+
+
+def some_key_allows(origin: str) -> bool:
+    """Whether any active publishable key lists `origin`: a preflight carries no key to ask."""
+    keys = ApiKey.objects.active().filter(kind=ApiKey.Kind.PUBLISHABLE).exclude(allowed_origins="")
+    return any(origin_allowed(origin, key.origin_list()) for key in keys.only("allowed_origins"))

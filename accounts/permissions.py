@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import models
 
 from accounts.models import ApiKey, Role
-from accounts.origins import origin_allowed
+from accounts.origins import origin_refusal
 
 
 class Action(models.TextChoices):
@@ -89,14 +89,10 @@ def key_refusal(key: ApiKey, action: Action, *, address: str, now: datetime) -> 
 
 def publishable_refusal(key: ApiKey, *, origin: str | None, single_verify: bool) -> str | None:
     """Why a publishable key may not be used here, or None: only for one address at a time
-    (POST /v1/verify), only from a page whose `Origin` is one of its allowed origins."""
+    (POST /v1/verify), only from a page whose `Origin` is one of its allowed origins (accounts/origins.py)."""
     if not single_verify:
         return "A publishable key may only verify one address (POST /v1/verify)."
-    if not origin:
-        return "A publishable key is used from a web page: this request has no Origin."
-    if not origin_allowed(origin, key.origin_list()):
-        return "This publishable key may not be used from this origin."
-    return None
+    return origin_refusal(key, origin)
 
 
 def may(role: str) -> dict[str, bool]:

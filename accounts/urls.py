@@ -6,7 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic.base import View
 
-from accounts import invitation_views, key_views, member_views, two_factor_views, views
+from accounts import invitation_views, key_views, member_views, two_factor_views, views, widget
 
 # Django's own password views, at our addresses and with our templates (accounts/<template>.html).
 PASSWORD_PAGES: list[tuple[str, type[View[Any]], str, str]] = [
@@ -51,6 +51,9 @@ urlpatterns = [
     path("keys", key_views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", key_views.key_revoke, name="key-revoke"),
     path("keys/<int:key_id>/edit", key_views.key_edit, name="key-edit"),
+    path("keys/widget-demo", widget.widget_demo, name="widget-demo"),
+    path("widget/verifier-form.js", widget.widget_stable, name="widget"),
+    path("widget/verifier-form.<str:version>.js", widget.widget_versioned, name="widget-versioned"),
     path("settings/signing-secret", key_views.signing_secret, name="signing-secret"),
     path("settings/signing-secret/rotate", key_views.signing_secret_rotate, name="signing-secret-rotate"),
 ]

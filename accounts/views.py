@@ -1,9 +1,7 @@
-"""Portal pages about the account itself: log-in, the account switch, two-factor policy, the audit log;
-and `confirm_then`, the confirmation step of every destructive page (member_views, key_views)."""
+"""Portal pages about the account itself: log-in, the account switch, two-factor policy, the audit log."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -30,7 +28,6 @@ from accounts.models import (
 from accounts.permissions import Action
 from accounts.two_factor import has_two_factor
 from accounts.two_factor_views import second_step_needed
-from lib.errors import DomainError
 
 Event = AuditEvent.Action
 AUDIT_EVENTS_PER_PAGE = 50
@@ -94,25 +91,3 @@ def audit_log(request: HttpRequest, account: Account) -> HttpResponse:
 def acting_membership(request: HttpRequest) -> Membership:
     membership: Membership = request.membership  # type: ignore[attr-defined]  # set by account_required
     return membership
-
-
-def confirm_then(
-    request: HttpRequest,
-    *,
-    act: Callable[[], str | None],
-    done_message: str = "",
-    done_url: str,
-    page: dict[str, str],
-) -> HttpResponse:
-    """A destructive action: GET asks for confirmation, POST does it and goes back. `act` may return
-    the message to show (when it depends on what was done); a domain error it raises is shown as
-    the error, nothing done."""
-    if request.method == "POST":
-        try:
-            message = act() or done_message
-        except DomainError as refused:
-            messages.error(request, refused.message)
-        else:
-            messages.success(request, message)
-        return redirect(done_url)
-    return render(request, "confirm.html", page)

@@ -4,6 +4,7 @@ A browser asks first (`OPTIONS` with `Access-Control-Request-Method`), without t
 preflight is answered 204 for an origin that some active publishable key allows, else 403 in
 the error shape. The request itself is judged with its key (apikit/permissions.py), which marks
 the origin here once it passes; only then does the answer carry `Access-Control-Allow-Origin`.
+Which origins pass, for a request or a preflight, is decided in accounts/origins.py.
 Never `Access-Control-Allow-Credentials`: the key is the credential, not a cookie.
 """
 
@@ -14,8 +15,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 
-from accounts.models import ApiKey
-from accounts.origins import origin_allowed
+from accounts.origins import some_key_allows
 from apikit.exceptions import json_error
 
 CORS_PATHS = frozenset({"/v1/verify"})
@@ -48,7 +48,7 @@ class CorsMiddleware:
 
 
 def _preflight(origin: str) -> HttpResponse:
-    if not _some_key_allows(origin):
+    if not some_key_allows(origin):
         return json_error(403, "key_not_permitted", "No publishable key may be used from this origin.")
     response = HttpResponse(status=204)
     response["Access-Control-Allow-Origin"] = origin
@@ -56,9 +56,3 @@ def _preflight(origin: str) -> HttpResponse:
     response["Access-Control-Allow-Headers"] = ALLOWED_HEADERS
     response["Access-Control-Max-Age"] = str(MAX_AGE_SECONDS)
     return response
-
-
-def _some_key_allows(origin: str) -> bool:
-    """Whether any active publishable key lists `origin`: the preflight carries no key to ask."""
-    keys = ApiKey.objects.active().filter(kind=ApiKey.Kind.PUBLISHABLE).exclude(allowed_origins="")
-    return any(origin_allowed(origin, key.origin_list()) for key in keys.only("allowed_origins"))

@@ -10,8 +10,7 @@ from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from accounts.login_throttle import attempt_wait
-from accounts.models import ApiKey
+from accounts.models import ApiKey, LoginWindow
 from apikit.models import RateWindow
 from lib.client_address import client_address
 
@@ -66,7 +65,7 @@ class PublishableAddressThrottle(BaseThrottle):
     """A publishable key's requests per end-user address: PUBLISHABLE_PER_IP_PER_HOUR an hour for
     each address, across the account's publishable keys, so a bot filling a form from one address
     is stopped long before it drains the key (docs/widget.md, "Abuse"). Counted after the key's
-    origin was accepted, in the database's atomic window counter (accounts/throttle.py)."""
+    origin was accepted, in the database's atomic window counter (`LoginWindow.objects.attempt_wait`)."""
 
     wait_seconds = 1.0
 
@@ -74,11 +73,12 @@ class PublishableAddressThrottle(BaseThrottle):
         key = request.auth
         if not isinstance(key, ApiKey) or not key.is_publishable:
             return True
-        wait = attempt_wait(
+        wait = LoginWindow.objects.attempt_wait(
             scope=f"publishable:{key.account_id}",
             key=client_address(request),
             limit=settings.PUBLISHABLE_PER_IP_PER_HOUR,
             window_seconds=3600,
+            now=time.time(),
         )
         self.wait_seconds = wait or 0.0
         return wait is None

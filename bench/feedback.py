@@ -200,8 +200,8 @@ def moves(made: World, *, without_poisoner: bool = False) -> dict[tuple[int, str
         by_email[event[0]].append(event)
     found: dict[tuple[int, str], Status] = {}
     for account, email, when in made.asked:
-        rows = [e for e in by_email[email] if e[3] < when]
-        evidence = evidence_from(rows, account_id=account, now=when, members=lambda ids: made.members)
+        rows = [(*e, True) for e in by_email[email] if e[3] < when]  # every reporter vouched for
+        evidence = evidence_from(rows, account_id=account, now=when, members=lambda _: made.members, paid=set)
         found[(account, email)] = feedback_applied(_catch_all(email), evidence.get(email)).status
     return found
 

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from lib.address_keys import KEY_LENGTH
 from lib.money import dollars
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class LedgerEntry(models.Model):
         RESERVATION = "reservation", "Bulk reservation"
         RELEASE = "release", "Bulk release"
         REFUND = "refund", "Unknown rows refunded"
+        GUARANTEE_REFUND = "guarantee_refund", "Bounce guarantee refund"
 
     # PROTECT: the ledger is a financial record. An account (or its owner) with entries cannot be
     # deleted, from the admin or anywhere else; it is deactivated instead (accounts/admin.py).
@@ -214,3 +216,45 @@ class StripeEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_id} {self.type}"
+
+
+# A charged valid answer is kept this long: the Guarantee page plots twelve calendar months.
+ANSWERS_KEPT = timedelta(days=400)
+
+
+class ValidAnswer(models.Model):
+    """A `valid` answer the account was charged for (docs/guarantee.md): what a hard bounce reported
+    within 30 days is matched against. The address is kept as its HMAC (lib/address_keys.py), as in
+    the other stores of reported outcomes; rows expire after ANSWERS_KEPT (lib/prune.py)."""
+
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
+    address_key = models.CharField(max_length=KEY_LENGTH)
+    # google, microsoft, yahoo or other, from the MX hosts (verification/engine/providers.py).
+    provider_family = models.CharField(max_length=10)
+    high_confidence = models.BooleanField()
+    answered_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["account", "address_key", "answered_at"], name="valid_answer_address"),
+            models.Index(fields=["account", "answered_at"], name="valid_answer_month"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.address_key[:12]}… valid at {self.answered_at:%Y-%m-%d %H:%M}"
+
+
+class GuaranteeRefund(models.Model):
+    """A charged valid answer that hard-bounced within 30 days by an authenticated event: at most one per
+    answer (the constraint, not a check first, is what makes retries and parallel deliveries refund once).
+    `credited` is false when the month's cap had been reached: recorded, not credited."""
+
+    answer = models.OneToOneField(ValidAnswer, models.CASCADE, related_name="refund")
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
+    bounced_at = models.DateTimeField()
+    credited = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"guarantee refund of answer {self.answer_id} ({'credited' if self.credited else 'over the cap'})"

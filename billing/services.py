@@ -56,6 +56,11 @@ def credits_refund(*, account: Account, amount: int, reference: str, note: str =
     return _move(account, amount, LedgerEntry.Kind.REFUND, reference, note)
 
 
+def credits_guarantee_refund(*, account: Account, reference: str, note: str) -> int:
+    """Give back the credit of a charged valid answer that bounced (billing/guarantee.py)."""
+    return _move(account, 1, LedgerEntry.Kind.GUARANTEE_REFUND, reference, note)
+
+
 def credits_grant(*, account: Account, amount: int, note: str = "", reference: str = "") -> int:
     if amount <= 0:
         raise ValueError("a grant must be positive")

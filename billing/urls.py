@@ -1,6 +1,6 @@
 from django.urls import path
 
-from billing import views, webhooks
+from billing import guarantee_views, views, webhooks
 
 urlpatterns = [
     path("billing", views.billing, name="billing"),
@@ -12,5 +12,6 @@ urlpatterns = [
     path("billing/receipts/<int:payment_id>", views.receipt, name="billing-receipt"),
     path("billing/receipts/<int:payment_id>.pdf", views.receipt_pdf, name="billing-receipt-pdf"),
     path("billing/details", views.details, name="billing-details"),
+    path("guarantee", guarantee_views.guarantee, name="guarantee"),
     path("webhooks/stripe", webhooks.stripe_webhook, name="stripe-webhook"),
 ]

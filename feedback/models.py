@@ -30,16 +30,16 @@ class Outcome(models.TextChoices):
 
 
 class FeedbackEventQuerySet(models.QuerySet["FeedbackEvent"]):
-    def deciding(self, emails: list[str], since: datetime) -> Iterator[tuple[str, int, str, datetime]]:
-        """(email, account, outcome, occurred_at) of the deliveries and hard bounces of these addresses
-        since `since`, by any account.
+    def deciding(self, emails: list[str], since: datetime) -> Iterator[tuple[str, int, str, datetime, bool]]:
+        """(email, account, outcome, occurred_at, authenticated) of the deliveries and hard bounces of these
+        addresses since `since`, by any account.
 
         Hand-written (lib/sql.py): every verification asks it, and every bulk chunk for up to 2,000
         addresses, where compiling the ORM's IN list cost more than the lookups themselves.
         """
         keys = address_keys(emails)
         select = (
-            f"SELECT address_key, account_id, outcome, occurred_at FROM {sql.table(FeedbackEvent)}"
+            f"SELECT address_key, account_id, outcome, occurred_at, authenticated FROM {sql.table(FeedbackEvent)}"
             " WHERE occurred_at >= %s AND outcome IN (%s, %s)"
         )
         params: list[object] = [sql.db_datetime(since), Outcome.DELIVERED.value, Outcome.HARD_BOUNCE.value]
@@ -52,7 +52,10 @@ class FeedbackEventQuerySet(models.QuerySet["FeedbackEvent"]):
                 batch = hashed[start : start + sql.SQLITE_PARAMETERS]
                 where = f" AND address_key IN ({sql.placeholders(len(batch))})"
                 rows += sql.fetch_all(select + where, [*params, *batch])
-        return ((keys[key], account, outcome, sql.aware(at)) for key, account, outcome, at in rows)
+        return (
+            (keys[key], account, outcome, sql.aware(at), bool(authenticated))
+            for key, account, outcome, at, authenticated in rows
+        )
 
 
 class FeedbackEvent(models.Model):
@@ -61,6 +64,9 @@ class FeedbackEvent(models.Model):
     domain = models.CharField(max_length=253)
     outcome = models.CharField(max_length=12, choices=Outcome.choices)
     occurred_at = models.DateTimeField()
+    # Came as a sending service's event whose signature or credentials were checked (docs/feedback.md,
+    # "Webhooks"); a report through the API, the portal's upload or an unchecked webhook is not.
+    authenticated = models.BooleanField(default=False)
     expires_at = models.DateTimeField(db_index=True)
 
     objects = FeedbackEventQuerySet.as_manager()
@@ -92,6 +98,11 @@ class FeedbackInbox(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     # Mailgun signs its webhooks with this key (its HTTP webhook signing key); blank: not checked.
     mailgun_signing_key = models.CharField(max_length=200, blank=True)
+    # SendGrid's Signed Event Webhook verification key (base64 DER or PEM); blank: not checked.
+    sendgrid_verification_key = models.TextField(blank=True)
+    # The basic-auth credentials Postmark sends from the URL they are written into; blank: not checked.
+    postmark_username = models.CharField(max_length=100, blank=True)
+    postmark_password = models.CharField(max_length=200, blank=True)
     rotated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from urllib.parse import quote
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -30,8 +31,9 @@ class Tally:
         return {"accepted": self.accepted, "ignored": self.ignored}
 
 
-def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
-    """Store the reports (None: one ignored). The same report twice is stored once: accepted both times."""
+def feedback_record(*, account: Account, reports: list[Report | None], authenticated: bool = False) -> Tally:
+    """Store the reports (None: one ignored). The same report twice is stored once: accepted both times.
+    `authenticated`: they came as a sending service's event whose signature or credentials held."""
     kept = [report for report in reports if report is not None]
     ignored = len(reports) - len(kept)
     rows = [
@@ -41,6 +43,7 @@ def feedback_record(*, account: Account, reports: list[Report | None]) -> Tally:
             domain=report.domain,
             outcome=report.outcome,
             occurred_at=report.occurred_at,
+            authenticated=authenticated,
             expires_at=report.occurred_at + KEPT,
         )
         for report in kept
@@ -60,7 +63,7 @@ def feedback_record_signed(*, inbox: FeedbackInbox, token: str, reports: list[Re
     try:
         with transaction.atomic():
             MailgunToken.objects.create(inbox=inbox, token=token, expires_at=timezone.now() + TOKENS_KEPT)
-            return feedback_record(account=inbox.account, reports=reports)
+            return feedback_record(account=inbox.account, reports=reports, authenticated=True)
     except IntegrityError:
         raise BadSignature("This signed Mailgun event was received before: a replay.") from None
 
@@ -85,9 +88,18 @@ def inbox_of(account: Account) -> FeedbackInbox:
 
 
 def webhook_urls(account: Account) -> dict[str, str]:
-    """The account's secret URL for each sending service (GET /v1/account's `feedback_webhooks`)."""
-    token = inbox_of(account).token
-    return {provider: settings.SITE_URL + reverse("feedback-webhook", args=[provider, token]) for provider in PROVIDERS}
+    """The account's secret URL for each sending service (GET /v1/account's `feedback_webhooks`); Postmark's
+    carries the account's basic-auth credentials when it set them, as Postmark takes them."""
+    inbox = inbox_of(account)
+    urls = {
+        provider: settings.SITE_URL + reverse("feedback-webhook", args=[provider, inbox.token])
+        for provider in PROVIDERS
+    }
+    if inbox.postmark_username:
+        scheme, _, rest = urls["postmark"].partition("://")
+        credentials = f"{quote(inbox.postmark_username, safe='')}:{quote(inbox.postmark_password, safe='')}"
+        urls["postmark"] = f"{scheme}://{credentials}@{rest}"
+    return urls
 
 
 def inbox_rotate(*, account: Account) -> FeedbackInbox:

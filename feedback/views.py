@@ -13,14 +13,16 @@ from accounts.auditing import Event, audit
 from accounts.decorators import account_required
 from accounts.models import Account
 from accounts.permissions import Action
-from accounts.views import confirm_then
 from feedback.forms import FeedbackUploadForm, MailgunKeyForm
 from feedback.models import FeedbackEvent
 from feedback.reports import csv_reports
 from feedback.services import PROVIDER_NAMES, feedback_record, inbox_of, inbox_rotate, webhook_urls
 from lib.errors import DomainError
+from lib.views import confirm_then
 
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+# The inbox's fields that prove a sending service's events (feedback/signatures.py, feedback/esp.py).
+CREDENTIALS = ("mailgun_signing_key", "sendgrid_verification_key", "postmark_username", "postmark_password")
 
 
 @account_required(Action.SECRET)
@@ -39,7 +41,7 @@ def _page(request: HttpRequest, account: Account, form: FeedbackUploadForm, stat
             (provider, PROVIDER_NAMES[provider], url, url.split("/")) for provider, url in webhook_urls(account).items()
         ],
         "form": form,
-        "key_form": MailgunKeyForm(initial={"mailgun_signing_key": inbox.mailgun_signing_key}),
+        "key_form": MailgunKeyForm(initial={name: getattr(inbox, name) for name in CREDENTIALS}),
         "counts": counts,
         "total": sum(counts.values()),
     }
@@ -73,13 +75,16 @@ def feedback_upload(request: HttpRequest, account: Account) -> HttpResponse:
 @account_required(Action.SECRET)
 @require_POST
 def feedback_mailgun_key(request: HttpRequest, account: Account) -> HttpResponse:
+    """The keys and credentials that prove each sending service's events, saved together."""
     form = MailgunKeyForm(request.POST)
     if form.is_valid():
         inbox = inbox_of(account)
-        inbox.mailgun_signing_key = form.cleaned_data["mailgun_signing_key"].strip()
-        inbox.save(update_fields=["mailgun_signing_key"])
-        audit(request, account, Event.MAILGUN_KEY_CHANGED, "set" if inbox.mailgun_signing_key else "cleared")
-        messages.success(request, "Mailgun signing key saved.")
+        for name in CREDENTIALS:
+            setattr(inbox, name, str(form.cleaned_data.get(name, "")).strip())
+        inbox.save(update_fields=list(CREDENTIALS))
+        detail = "; ".join(f"{name}: {'set' if getattr(inbox, name) else 'cleared'}" for name in CREDENTIALS)
+        audit(request, account, Event.MAILGUN_KEY_CHANGED, detail)
+        messages.success(request, "Webhook keys saved.")
     else:
         messages.error(request, " ".join(str(error) for errors in form.errors.values() for error in errors))
     return redirect("feedback")

@@ -42,6 +42,7 @@ from verification.engine.egress import Egress
 from verification.engine.modes import ValidationMode
 from verification.engine.reasons import counted_under
 from verification.engine.sandbox import sandbox_verdicts
+from verification.guarantee import valid_answers_record
 from verification.judging import is_free, region_closed, rows_judged_unless_objected
 from verification.outcomes import verdicts_with_feedback
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
@@ -115,8 +116,8 @@ def _chunk_settle(chunk: Chunk, verdicts: list[Verdict], egresses: tuple[Egress,
     if chunk.job.key_mode != KeyMode.TEST:
         verdicts = verdicts_with_feedback(account_id=chunk.job.account_id, verdicts=verdicts)
     part = files.part_save(chunk.job_id, chunk.index, chunk.attempts, verdicts) if verdicts else ""
-    free = sum(is_free(verdict) or region_closed(verdict, egresses) for verdict in verdicts)
-    if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part, free=free):
+    charged = [verdict for verdict in verdicts if not (is_free(verdict) or region_closed(verdict, egresses))]
+    if not chunk_finish(chunk=chunk, verdicts=verdicts, part_name=part, charged=charged):
         files.delete_quietly(part)
         return
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
@@ -257,10 +258,14 @@ def _reserve(chunk: Chunk) -> None:
         Job.objects.filter(pk=job.pk).update(partial=True)
 
 
-def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str, free: int = 0) -> bool:
-    """Record the chunk's results and release its unused credits, if the chunk is still ours. `free`
-    rows cost nothing: their credits go back in the same release (verification/judging.py `is_free`,
-    `region_closed`)."""
+def chunk_finish(
+    *, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str, charged: Sequence[Verdict] | None = None
+) -> bool:
+    """Record the chunk's results and release its unused credits, if the chunk is still ours. Only the
+    `charged` rows (None: all) cost a credit: the others' go back in the same release
+    (verification/judging.py `is_free`, `region_closed`); the charged valid ones are kept for the bounce
+    guarantee (verification/guarantee.py)."""
+    charged = verdicts if charged is None else charged
     counts = Counter(verdict.status for verdict in verdicts)
     tallies = {
         "processed": len(verdicts),
@@ -277,7 +282,9 @@ def chunk_finish(*, chunk: Chunk, verdicts: Sequence[Verdict], part_name: str, f
             return False
         Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
         _breakdown_add(chunk.job_id, verdicts)
-        unused = (chunk.reserved or 0) - len(verdicts) + free
+        if chunk.job.key_mode != KeyMode.TEST:
+            valid_answers_record(account_id=chunk.job.account_id, verdicts=charged)
+        unused = (chunk.reserved or 0) - len(charged)
         chunk_release(chunk, unused, chunk.job)
     return True
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 
-from verification.forms import mode_field
+from verification.mode_choice import mode_field
 
 # The job page's download buttons: (label, status filter) and, for each, with or without the customer's columns.
 DOWNLOADS = [

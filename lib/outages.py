@@ -2,7 +2,7 @@
 database, the cache and broker (Redis) or the media storage (local disk or S3) cannot be reached.
 
 Such an error is nobody's input: the API answers `503 service_unavailable` with `Retry-After`
-(api/exceptions.py), a portal page a plain 503 page, and a row being judged is not blamed for it
+(apikit/exceptions.py), a portal page a plain 503 page, and a row being judged is not blamed for it
 (verification/engine/core.verdicts_isolated lets it through). docs/api.md, "Errors".
 """
 

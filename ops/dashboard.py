@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils import timezone
 
+from billing import guarantee_report
 from lib.bar_charts import bar_chart
 from ops import business, machine
 from verification.deep import throttled_addresses
@@ -28,6 +32,8 @@ def business_figures() -> dict[str, Any]:
         "plan_mix": business.plan_mix(),
         "top_accounts": business.top_accounts(),
         "running_out": business.running_out(),
+        "guarantee_refunds": guarantee_report.refunds_by_account(timezone.now() - timedelta(days=CHART_DAYS)),
+        "guarantee_max_share": settings.GUARANTEE_MAX_SHARE,
         "revenue_rows": _revenue_rows(business.revenue()),
         **business.payment_problems(),
     }

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from accounts.models import Account
 from apikit.models import IdempotencyRecord
+from billing.models import ValidAnswer
 from feedback.models import FeedbackEvent
 from jobs import files
 from jobs.downloads import original_ensure
@@ -21,7 +22,14 @@ from verification.models import CachedVerdict, CatchAllAnswer, MailboxAnswer, Re
 
 MAX_EMAILS = 1000
 MAX_EMAIL_LENGTH = 1000
-STORES = ("cached_verdicts", "feedback_reports", "idempotent_replies", "verifications_asked_again", "job_result_rows")
+STORES = (
+    "cached_verdicts",
+    "feedback_reports",
+    "idempotent_replies",
+    "verifications_asked_again",
+    "valid_answers",
+    "job_result_rows",
+)
 
 
 def emails_of(body: object) -> list[str]:
@@ -40,7 +48,8 @@ def emails_of(body: object) -> list[str]:
 def erasure_for_account(*, account: Account | None, emails: Collection[str]) -> dict[str, int]:
     """Remove `emails` (normalised) from what `account` holds, or every account with None: its
     cached verdicts, reported outcomes, idempotent replies naming them, verifications being asked
-    again, and its finished jobs' rows of them (the files rewritten). How many of each went, by store."""
+    again, the charged valid answers kept for the guarantee, and its finished jobs' rows of them (the
+    files rewritten). How many of each went, by store."""
     emails = set(emails)
     keys = list(address_keys(emails))
     scope = {"account": account} if account is not None else {}
@@ -53,6 +62,8 @@ def erasure_for_account(*, account: Account | None, emails: Collection[str]) -> 
             "verifications_asked_again": RetriedVerification.objects.filter(result__email__in=emails, **scope).delete()[
                 0
             ],
+            # Charged valid answers kept for the bounce guarantee (docs/guarantee.md): erased, they refund nothing.
+            "valid_answers": ValidAnswer.objects.filter(address_key__in=keys, **scope).delete()[0],
         }
     erased["job_result_rows"] = _job_rows_erase(emails, account)
     return erased

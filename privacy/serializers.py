@@ -23,6 +23,9 @@ class ErasedSerializer(serializers.Serializer):
     verifications_asked_again = serializers.IntegerField(
         min_value=0, help_text="Deep answers being asked again later (GET /v1/verifications/{id}), deleted."
     )
+    valid_answers = serializers.IntegerField(
+        min_value=0, help_text="Charged valid answers kept for the bounce guarantee, deleted (they refund nothing)."
+    )
     job_result_rows = serializers.IntegerField(
         min_value=0, help_text="Rows taken out of finished jobs' result files (the files rewritten without them)."
     )

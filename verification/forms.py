@@ -5,11 +5,7 @@ from typing import Any
 from django import forms
 
 from verification.engine.modes import ValidationMode
-
-MODE_CHOICES = [
-    (ValidationMode.FAST, "Fast: syntax and DNS (1 credit)"),
-    (ValidationMode.DEEP, "Deep: also ask the mail server whether the mailbox exists (1 credit; slower)"),
-]
+from verification.mode_choice import mode_field
 
 
 class VerifyForm(forms.Form):
@@ -29,11 +25,3 @@ class VerifyForm(forms.Form):
     @property
     def mode(self) -> ValidationMode:
         return ValidationMode(self.cleaned_data.get("validation_mode") or ValidationMode.FAST)
-
-
-def mode_field() -> forms.ChoiceField:
-    """The fast/deep choice of the verify and upload pages, offered only while deep mode is on."""
-    # Not required: a form posted without it (an older page, a script) is a fast check, as before.
-    return forms.ChoiceField(
-        label="Mode", choices=MODE_CHOICES, initial=ValidationMode.FAST, required=False, widget=forms.RadioSelect
-    )

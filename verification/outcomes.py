@@ -16,7 +16,9 @@ from django.core.cache import cache
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from accounts.models import Membership
+from accounts.models import Account, Membership
+from accounts.plans import SIGNUP_PLAN
+from billing.models import Payment
 from feedback.models import FeedbackEvent, Outcome
 from verification.engine import SubStatus, Verdict
 from verification.engine.deliverability import (
@@ -44,7 +46,8 @@ def verdicts_with_feedback(*, account_id: int, verdicts: Sequence[Verdict]) -> l
     and every catch-all verdict with its deliverability estimate."""
     emails = [v.email for v in verdicts if v.checks.syntax_valid]
     now = timezone.now()
-    evidence = evidence_from(_rows(emails, now - OWN_EFFECT), account_id=account_id, now=now, members=_members)
+    rows = _rows(emails, now - OWN_EFFECT)
+    evidence = evidence_from(rows, account_id=account_id, now=now, members=_members, paid=accounts_paid)
     judged = [feedback_applied(verdict, evidence.get(verdict.email)) for verdict in verdicts]
     catch_all = {_domain(v.email) for v in judged if v.sub_status is SubStatus.CATCH_ALL}
     if not catch_all:
@@ -66,6 +69,16 @@ def _members(accounts: Collection[int]) -> dict[int, frozenset[int]]:
     for account, user in Membership.objects.filter(account_id__in=list(accounts)).values_list("account_id", "user_id"):
         found[account].add(user)
     return {account: frozenset(users) for account, users in found.items()}
+
+
+def accounts_paid(accounts: Collection[int]) -> set[int]:
+    """The accounts among these that have paid at least once (a payment Stripe confirmed), or whose plan
+    is one only a payment or staff can set: a sign-up is neither (docs/feedback.md, "Across accounts")."""
+    ids = list(accounts)
+    payments = Payment.objects.filter(account_id__in=ids, status=Payment.Status.SUCCEEDED)
+    paying = set(payments.values_list("account_id", flat=True))
+    on_plans = Account.objects.filter(pk__in=ids).exclude(plan__code=SIGNUP_PLAN).values_list("pk", flat=True)
+    return paying | set(on_plans)
 
 
 def domain_estimates(domains: Collection[str], *, account_id: int | None = None) -> dict[str, Deliverability]:

@@ -31,6 +31,7 @@ from verification.engine.egress import Egress
 from verification.engine.modes import VALIDATION_MODES, ValidationMode
 from verification.engine.sandbox import sandbox_verdicts
 from verification.engine.syntax import normalise
+from verification.guarantee import valid_answers_record
 from verification.judging import region_closed, rows_judged
 from verification.models import CachedVerdict, Objection
 from verification.outcomes import verdicts_with_feedback
@@ -179,6 +180,7 @@ def verifications_charged(
             if not cached:
                 CachedVerdict.objects.store(account_id=account.pk, verdict=verdict)
         pairs = [(answered[email], email not in free) for email in distinct]
+        valid_answers_record(account_id=account.pk, verdicts=(verdict for verdict, charged in pairs if charged))
         ids = retried_open(account=account, key=key, answered=pairs, callback_url=callback_url, source=source)
         yield [
             Verification(answered[email], looked_up[email][1], elapsed_ms, email not in free, ids.get(email))

@@ -1,4 +1,5 @@
-"""Security records of an account: log-in attempt windows (the log-in throttle's count) and the audit log."""
+"""Security records of an account: attempt windows (the log-in throttle's count, shared by other throttles)
+and the audit log."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from accounts.models.account import Account
 from lib import sql
+from lib.tokens import sha256_hex
 
 
 class LoginWindowQuerySet(models.QuerySet["LoginWindow"]):
@@ -32,6 +34,17 @@ class LoginWindowQuerySet(models.QuerySet["LoginWindow"]):
         )
         assert row is not None
         return int(row[0])
+
+    def attempt_wait(self, *, scope: str, key: str, limit: int, window_seconds: int, now: float) -> float | None:
+        """Count one attempt of `scope` for `key` (an address, an email): None while at most `limit`
+        were made in the window, else the seconds until it closes. The log-in throttle counts here, and
+        so does any other throttle that needs an exact count without Redis (a publishable key's per
+        end-user address: apikit/key_throttle.py)."""
+        pair = sha256_hex(f"{scope}|{key.strip().lower()}")
+        if self.count_attempt(pair=pair, now=now, window_seconds=window_seconds) <= limit:
+            return None
+        ends = self.filter(pair=pair).values_list("window_ends", flat=True).first()
+        return max(1.0, (ends or now + window_seconds) - now)
 
 
 class LoginWindow(models.Model):
@@ -75,7 +88,7 @@ class AuditEvent(models.Model):
         JOB_DELETED = "job_deleted", "Job deleted"
         TWO_FACTOR_CHANGED = "2fa_changed", "Two-factor sign-in changed"
         FEEDBACK_URLS_ROTATED = "feedback_rotated", "Feedback webhook URLs rotated"
-        MAILGUN_KEY_CHANGED = "mailgun_key_changed", "Mailgun signing key changed"
+        MAILGUN_KEY_CHANGED = "mailgun_key_changed", "Feedback webhook keys changed"
         ADDRESSES_ERASED = "addresses_erased", "Addresses erased"
 
     account = models.ForeignKey(Account, models.CASCADE, related_name="audit_events")

@@ -13,10 +13,10 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Invitation, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
+from accounts.widget import widget_script
 from apikit.views import AccountAPIView
 from billing.models import Payment
 from jobs.models import Job
-from lib.widget import widget_script
 from tests.conftest import Persona
 from tests.factories import UserFactory
 from verification.models import RetriedVerification

@@ -14,7 +14,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from lib.sns import SIGNED_FIELDS, string_to_sign
+from feedback.sns import SIGNED_FIELDS, string_to_sign
 from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
 from tests.support.certs import self_signed
 

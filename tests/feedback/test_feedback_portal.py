@@ -156,4 +156,4 @@ def test_asking_to_rotate_without_confirming_writes_no_audit_event(owner: Person
 def test_setting_the_mailgun_key_is_audited_without_the_key(owner: Persona) -> None:
     logged_in(owner).post("/feedback/mailgun-key", {"mailgun_signing_key": "key-s3cr3t"})
     event = owner.account.audit_events.get(action=AuditEvent.Action.MAILGUN_KEY_CHANGED)
-    assert event.detail == "set" and "s3cr3t" not in event.detail
+    assert "mailgun_signing_key: set" in event.detail and "s3cr3t" not in event.detail

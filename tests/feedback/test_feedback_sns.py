@@ -1,4 +1,4 @@
-"""Amazon SES through SNS: a message is believed only with a valid SNS signature (lib/sns.py), the
+"""Amazon SES through SNS: a message is believed only with a valid SNS signature (feedback/sns.py), the
 certificate fetched through the outbound client from an SNS certificate URL, and cached."""
 
 from __future__ import annotations

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import hmac
 import json
-import secrets
 import time
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,16 +19,13 @@ from lib.prune import prune_expired
 from tests.conftest import Persona
 from tests.feedback.conftest import SnsSigner
 from tests.jobs.conftest import Receiver
+from tests.support.esp_events import mailgun_signed as signed
+from tests.support.esp_events import sample
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "feedback"
 # Three days ago: within the 365 days a report is kept (the samples' own times are from 2013-2019).
 THEN = timezone.now() - timedelta(days=3)
 RECENT = int(THEN.timestamp())
 RECENT_ISO = THEN.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def sample(name: str) -> Any:
-    return json.loads((FIXTURES / name).read_text())
 
 
 def url_path(persona: Persona, provider: str) -> str:
@@ -98,16 +90,6 @@ def test_mailgun_samples(owner: Persona, name: str, recipient: str, outcome: str
     body["event-data"]["timestamp"] = RECENT
     assert post(owner, "mailgun", body).json() == {"accepted": 1, "ignored": 0}
     assert stored(owner) == keyed([(recipient, outcome)])
-
-
-def signed(body: dict[str, Any], key: str, *, timestamp: int | None = None, token: str | None = None) -> dict[str, Any]:
-    """Signed as Mailgun signs: now (unless told) and with a fresh token (unless told)."""
-    body = copy.deepcopy(body)
-    timestamp_text = str(int(time.time()) if timestamp is None else timestamp)
-    token = secrets.token_hex(25) if token is None else token
-    signature = hmac.new(key.encode(), (timestamp_text + token).encode(), hashlib.sha256).hexdigest()
-    body["signature"] = {"timestamp": timestamp_text, "token": token, "signature": signature}
-    return body
 
 
 def test_mailgun_signature_is_checked_once_the_account_sets_its_key(owner: Persona) -> None:

@@ -25,7 +25,7 @@ Kind = LedgerEntry.Kind
 # resolver's health is a cache read, and once a minute a check that writes it (4 with the database cache);
 # deep verification's SMTP sessions one more, and its egresses' health (a cache read) one more; whether the
 # user has a second factor (accounts/middleware.py: one query per kind of device) two more.
-MAX_QUERIES = 29  # and card payments: revenue, failed payments, mismatched Stripe events
+MAX_QUERIES = 30  # and card payments: revenue, failed payments, mismatched Stripe events; guarantee refunds
 
 
 def figures(page: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Every portal page on a 390 px phone, for each role: nothing wider than the screen (no horizontal
 scrolling), the pages a role may not open included (their 403 page). The pages are the permission
-table's routes (tests/test_permissions.py), so a new page is measured without being listed here.
+table's routes (tests/accounts/test_permissions.py), so a new page is measured without being listed here.
 Every table on them, at 390 and at 1280 px, for each role (and the staff dashboard for staff): no
 table wider than the room it has, so its actions and columns are in view without scrolling sideways.
 UPDATE_DOCS_SCREENSHOTS=1 refreshes docs/images/phone-*.png."""

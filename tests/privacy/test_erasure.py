@@ -66,6 +66,7 @@ def test_an_erasure_leaves_no_table_and_no_stored_file_holding_the_address(
             "feedback_reports": 1,
             "idempotent_replies": 1,
             "verifications_asked_again": 0,
+            "valid_answers": 3,  # the single, the batch and the bulk answer
             "job_result_rows": 1,
         }
     }

@@ -40,6 +40,7 @@ def test_staff_erase_a_person_from_every_account_and_the_shared_stores(
         "feedback_reports": 2,
         "idempotent_replies": 2,
         "verifications_asked_again": 0,
+        "valid_answers": 6,
         "job_result_rows": 2,
         "mailbox_answers": 1,
         "catch_all_answers": 1,

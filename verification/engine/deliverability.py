@@ -33,9 +33,12 @@ REPORTER_WEIGHT = 0.4
 GLOBAL_WEIGHT = 0.1
 DELIVERED, HARD_BOUNCE = "delivered", "hard_bounce"
 
-# (address, reporting account, outcome, when), deliveries and hard bounces of the last OWN_EFFECT.
-Row = tuple[str, int, str, datetime]
+# (address, reporting account, outcome, when, authenticated), deliveries and hard bounces of the last
+# OWN_EFFECT; `authenticated`: it came as a sending service's event whose signature or credentials held.
+Row = tuple[str, int, str, datetime, bool]
 Members = Callable[[Collection[int]], Mapping[int, frozenset[int]]]
+# Which of these accounts have paid at least once (docs/feedback.md, "Across accounts").
+Paid = Callable[[Collection[int]], Collection[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +51,21 @@ class Evidence:
     shared_bounce_at: datetime | None = None
 
 
-def evidence_from(rows: Iterable[Row], *, account_id: int, now: datetime, members: Members) -> dict[str, Evidence]:
+def evidence_from(
+    rows: Iterable[Row], *, account_id: int, now: datetime, members: Members, paid: Paid
+) -> dict[str, Evidence]:
     """What counts for each address as `account_id` asks: its own newest hard bounce and delivery, and
-    a hard bounce at least two accounts with no member in common reported within SHARED_EFFECT."""
+    a hard bounce at least two accounts with no member in common reported within SHARED_EFFECT, each
+    of them vouched for (`_vouched`)."""
     own: dict[str, dict[str, datetime]] = defaultdict(dict)
-    bouncers: dict[str, dict[int, datetime]] = defaultdict(dict)
-    for email, reporter, outcome, at in rows:
+    bouncers: dict[str, dict[int, tuple[datetime, bool]]] = defaultdict(dict)
+    for email, reporter, outcome, at, authenticated in rows:
         if reporter == account_id and at >= now - OWN_EFFECT:
             own[email][outcome] = max(at, own[email].get(outcome, at))
         if outcome == HARD_BOUNCE and at >= now - SHARED_EFFECT:
-            bouncers[email][reporter] = max(at, bouncers[email].get(reporter, at))
-    shared = _shared_bounces(bouncers, members)
+            seen_at, seen_authenticated = bouncers[email].get(reporter, (at, authenticated))
+            bouncers[email][reporter] = (max(at, seen_at), authenticated or seen_authenticated)
+    shared = _shared_bounces(_vouched(bouncers, paid), members)
     return {
         email: Evidence(
             bounced_at=own[email].get(HARD_BOUNCE),
@@ -66,6 +73,18 @@ def evidence_from(rows: Iterable[Row], *, account_id: int, now: datetime, member
             shared_bounce_at=shared.get(email),
         )
         for email in set(own) | set(shared)
+    }
+
+
+def _vouched(bouncers: dict[str, dict[int, tuple[datetime, bool]]], paid: Paid) -> dict[str, dict[int, datetime]]:
+    """Only reporters a sign-up cannot make count across accounts: an account that has paid, or one
+    whose report came as an authenticated event of its sending service (docs/feedback.md)."""
+    candidates = {email: by for email, by in bouncers.items() if len(by) >= 2}
+    unproven = {reporter for by in candidates.values() for reporter, (_, proven) in by.items() if not proven}
+    paying = set(paid(unproven)) if unproven else set()
+    return {
+        email: {reporter: at for reporter, (at, proven) in by.items() if proven or reporter in paying}
+        for email, by in candidates.items()
     }
 
 

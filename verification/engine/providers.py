@@ -44,3 +44,12 @@ def mail_provider(mx_hosts: tuple[str, ...]) -> str | None:
             if suffix in patterns:
                 return patterns[suffix]
     return None
+
+
+# The provider families the bounce guarantee reports on (docs/guarantee.md); every other provider,
+# and a domain whose MX hosts name none, is `other`.
+PROVIDER_FAMILIES = ("google", "microsoft", "yahoo", "other")
+
+
+def provider_family(provider: str | None) -> str:
+    return provider if provider in PROVIDER_FAMILIES else "other"

@@ -1,11 +1,23 @@
-"""The form widget: its script, served under a stable and a versioned name, the snippet that loads
-it with Subresource Integrity, and the portal's demo page (docs/widget.md)."""
+"""The form widget, all of it (docs/widget.md): its script (static/widget/verifier-form.js) served under a
+stable and a versioned name, with its version and Subresource Integrity value; the snippet that loads it,
+shown on the keys page when a publishable key is made; and the portal's demo page.
+
+It lives with the publishable keys it serves: the keys page (key_views.py) shows the snippet, and
+accounts/ imports nothing from the apps above it."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.auditing import audit
@@ -14,10 +26,33 @@ from accounts.keys import created_summary, key_create
 from accounts.models import Account, ApiKey, AuditEvent, KeyMode
 from accounts.permissions import Action
 from lib.errors import DomainError
-from lib.widget import snippet, widget_script
 
+SCRIPT = Path("static") / "widget" / "verifier-form.js"
 PUBLISHABLE_PREFIX = "ev_pub_"
 STABLE_MAX_AGE = 300  # the stable name follows new releases within minutes
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    body: bytes
+    version: str  # the first 12 hex digits of its SHA-256: the versioned file's name
+    integrity: str  # the SRI value: sha384-<base64>
+
+
+@cache
+def widget_script() -> Script:
+    body = (Path(settings.BASE_DIR) / SCRIPT).read_bytes()
+    digest = base64.b64encode(hashlib.sha384(body).digest()).decode()
+    return Script(body=body, version=hashlib.sha256(body).hexdigest()[:12], integrity=f"sha384-{digest}")
+
+
+def snippet(request: HttpRequest, key: str) -> str:
+    """The one tag a customer pastes: the versioned script, pinned by its integrity."""
+    script = widget_script()
+    src = request.build_absolute_uri(reverse("widget-versioned", args=[script.version]))
+    return (
+        f'<script src="{src}" integrity="{script.integrity}" crossorigin="anonymous" data-key="{key}" defer></script>'
+    )
 
 
 @require_GET
@@ -56,7 +91,7 @@ def widget_demo(request: HttpRequest, account: Account) -> HttpResponse:
         key = ""
     context = {"account": account, "key": key, "origin": origin, "snippet": snippet(request, key or "ev_pub_…")}
     context["script"] = widget_script()
-    return render(request, "portal/widget_demo.html", context)
+    return render(request, "accounts/widget_demo.html", context)
 
 
 def _demo_key(request: HttpRequest, account: Account, origin: str) -> str:
