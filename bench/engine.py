@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Collection, Iterable
 from functools import partial
 
@@ -19,12 +20,10 @@ from verification.engine import (
     BatchResolver,
     DomainAnswer,
     ResolverConfig,
-    disposable,
     lookup_domains,
-    providers,
     verify_many,
 )
-from verification.engine.verdict import rules_load
+from verification.engine.verdict import rules_forget, rules_load
 
 CHUNK = 2000
 
@@ -48,8 +47,7 @@ def as_a_fresh_worker() -> None:
     lists read (a worker reads them as it starts), no per-domain memo left from an earlier round
     (each round's job runs in new worker processes)."""
     rules_load()
-    disposable.is_disposable.cache_clear()
-    providers.mail_provider.cache_clear()
+    rules_forget()
 
 
 def run(data: Dataset, dns_address: str) -> Measurement:
@@ -59,12 +57,12 @@ def run(data: Dataset, dns_address: str) -> Measurement:
     as_a_fresh_worker()
     reset = reset_peak_rss()
     before = current_rss_mib(pid)
-    counts: dict[str, int] = {}
+    statuses: Counter[str] = Counter()
     started = time.perf_counter()
     for offset in range(0, len(data.rows), CHUNK):
-        for verdict in verify_many(data.rows[offset : offset + CHUNK], lookup):
-            counts[str(verdict.status)] = counts.get(str(verdict.status), 0) + 1
+        statuses.update(verdict.status for verdict in verify_many(data.rows[offset : offset + CHUNK], lookup))
     seconds = time.perf_counter() - started
+    counts = {str(status): count for status, count in statuses.items()}
     rows = len(data.rows)
     errors = [] if reset else ["could not reset VmHWM: the memory figure is the process's lifetime peak"]
     if counts.get("unknown"):

@@ -7,8 +7,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.modes import ValidationMode
-from verification.engine.syntax import normalise, parse
-from verification.engine.verdict import Status, SubStatus, Verdict, classify, plain_checks
+from verification.engine.syntax import normalise, parse, rough_parts, split
+from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, judged, plain_checks
 
 logger = logging.getLogger(__name__)
 
@@ -16,15 +16,22 @@ DomainLookup = Callable[[Collection[str]], Mapping[str, DomainAnswer]]
 
 
 def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict]:
-    """Verdicts in input order. Every distinct domain is looked up once, all concurrently."""
+    """Verdicts in input order. Every distinct domain is looked up once, all concurrently, and
+    judged once (its `DomainHalf`); each row then adds what its local part says."""
     emails = [normalise(raw) for raw in raw_emails]
-    addresses = [parse(email) for email in emails]
-    domains = {address.ascii_domain for address in addresses if address is not None}
+    parts = [split(email) for email in emails]
+    domains = {part[1] for part in parts if part is not None}
     answers = lookup(domains) if domains else {}
+    halves = {domain: domain_half(domain, True, answers[domain]) for domain in domains}
     return [
-        classify(email, address, answers[address.ascii_domain] if address else None)
-        for email, address in zip(emails, addresses, strict=True)
+        judged(email, part[0], halves[part[1]]) if part is not None else _unparsed(email)
+        for email, part in zip(emails, parts, strict=True)
     ]
+
+
+def _unparsed(email: str) -> Verdict:
+    local, domain = rough_parts(email)
+    return judged(email, local, domain_half(domain, False, None))
 
 
 def verify_one(raw_email: str, lookup: DomainLookup) -> Verdict:

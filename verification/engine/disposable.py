@@ -38,7 +38,23 @@ def is_disposable(domain: str, mx_hosts: tuple[str, ...] = ()) -> bool:
 
 
 def _listed(name: str) -> bool:
-    return listed_in(name, disposable_domains())
+    """`listed_in(name, disposable_domains())`, one dict lookup a candidate instead of two set lookups."""
+    decisions = _decisions()
+    for candidate in parent_domains(name):
+        decided = decisions.get(candidate)
+        if decided is not None:
+            return decided
+    return False
+
+
+def decisions_load() -> None:
+    _decisions()
+
+
+@cache
+def _decisions() -> dict[str, bool]:
+    """Each name on the list (True) and each never throwaway (False: it wins, as in `listed_in`)."""
+    return dict.fromkeys(disposable_domains(), True) | dict.fromkeys(never_disposable(), False)
 
 
 def listed_in(name: str, listed: frozenset[str]) -> bool:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import secrets
 import selectors
 import socket
 import time
@@ -157,7 +156,7 @@ class BatchResolver:
 
     def resolve_tcp(self, domain: str, nameserver: Nameserver) -> dnswire.Reply | None:
         """One query over TCP (RFC 7766), for an answer too large for UDP; None if it fails."""
-        query = dnswire.encode_query(secrets.randbits(16), domain)
+        query = dnswire.encode_query(dnswire.query_id(), domain)
         try:
             with socket.create_connection(nameserver, timeout=self.config.timeout) as conn:
                 conn.sendall(dnswire.tcp_frame(query))

@@ -10,7 +10,6 @@ sockets and the ids, the resolver its own retries and timers.
 
 from __future__ import annotations
 
-import secrets
 import socket
 from collections.abc import Callable, Iterator, Sequence
 
@@ -44,9 +43,9 @@ class DnsSockets[T]:
         OSError (the nameserver is unreachable from here)."""
         self.sent += 1
         slot = self.sent % self.per_nameserver
-        qid = secrets.randbits(16)
+        qid = dnswire.query_id()
         while (server, slot, qid) in self.inflight:
-            qid = secrets.randbits(16)
+            qid = dnswire.query_id()
         question = name.rstrip(".").lower()
         query = dnswire.encode_query(qid, question, rdtype)
         self._socket(server, slot).send(query)

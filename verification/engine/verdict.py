@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -151,45 +152,121 @@ _CHECK_FIELDS = tuple(f.name for f in fields(Checks))
 _CACHE_SECONDS = {Status.VALID: 24 * 3600, Status.RISKY: 24 * 3600, Status.INVALID: 3600, Status.UNKNOWN: 0}
 
 # (status, sub_status, is_valid, confidence, score) for each rule of the contract's table.
-_OUTCOMES: dict[SubStatus | None, tuple[Status, bool, str, int]] = {
-    SubStatus.INVALID_SYNTAX: (Status.INVALID, False, "high", 0),
-    SubStatus.DNS_TEMPORARY_FAILURE: (Status.UNKNOWN, False, "low", 30),
-    SubStatus.NO_MX_RECORD: (Status.INVALID, False, "high", 0),
-    SubStatus.DISPOSABLE: (Status.RISKY, False, "high", 10),
-    SubStatus.ROLE_BASED: (Status.RISKY, False, "medium", 50),
-    None: (Status.VALID, True, "high", 85),
+_OUTCOMES: dict[SubStatus | None, tuple[Status, SubStatus | None, bool, str, int]] = {
+    SubStatus.INVALID_SYNTAX: (Status.INVALID, SubStatus.INVALID_SYNTAX, False, "high", 0),
+    SubStatus.DNS_TEMPORARY_FAILURE: (Status.UNKNOWN, SubStatus.DNS_TEMPORARY_FAILURE, False, "low", 30),
+    SubStatus.NO_MX_RECORD: (Status.INVALID, SubStatus.NO_MX_RECORD, False, "high", 0),
+    SubStatus.DISPOSABLE: (Status.RISKY, SubStatus.DISPOSABLE, False, "high", 10),
+    SubStatus.ROLE_BASED: (Status.RISKY, SubStatus.ROLE_BASED, False, "medium", 50),
+    None: (Status.VALID, None, True, "high", 85),
 }
+
+
+# A verdict's fields from is_valid to checks, in the dataclass's order.
+_Outcome = tuple[bool, Status, SubStatus | None, str, str, int, Checks]
+
+
+@dataclass(frozen=True, slots=True)
+class DomainHalf:
+    """What a verdict takes from its domain alone: worked out once per domain of a chunk (which shares
+    a few domains among many rows), then joined to each row's local part by `judged`."""
+
+    outcomes: tuple[_Outcome, _Outcome]  # [0] for a local part that is no role, [1] for a role's
+    suggestion: str | None
+    mail_provider: str | None
 
 
 def classify(email: str, address: Address | None, answer: DomainAnswer | None) -> Verdict:
     """Apply the rules in order. `answer` is None only when `address` is None."""
     local, domain = (address.local, address.ascii_domain) if address else rough_parts(email)
-    mx_hosts = answer.mx_hosts if answer is not None else ()
+    return judged(email, local, domain_half(domain, address is not None, answer))
+
+
+def domain_half(domain: str, parsed: bool, answer: DomainAnswer | None) -> DomainHalf:
+    """The domain's part of the rules, for an address that `parsed` (with its DNS `answer`) or not.
+    Kept for the next chunks while the answer says the same (its TTL plays no part): a job's rows
+    share a domain across many chunks."""
+    if answer is None:
+        return _domain_half(domain, parsed, None, ())
+    return _domain_half(domain, parsed, answer.status, answer.mx_hosts)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _domain_half(domain: str, parsed: bool, status: DomainStatus | None, mx_hosts: tuple[str, ...]) -> DomainHalf:
+    answer = DomainAnswer(domain, status, 0, mx_hosts) if status is not None else None
     throwaway = bool(domain) and disposable.is_disposable(domain, mx_hosts)
-    role = bool(local) and lists.is_role(local)
-    sub_status = _rule(address, answer, disposable=throwaway, role=role)
-    status, is_valid, confidence, score = _OUTCOMES[sub_status]
-    decided_by_dns = address is not None and answer is not None and answer.status is not DomainStatus.FAILURE
-    checks = plain_checks(
-        address is not None,
-        decided_by_dns and answer is not None and answer.exists,
-        decided_by_dns and answer is not None and answer.mx_found,
-        throwaway,
-        role,
-        bool(domain) and lists.is_free_provider(domain),
-    )
-    suggestion = lists.suggest_domain(domain) if domain else None
-    return Verdict(
-        email=email,
-        status=status,
-        sub_status=sub_status,
-        is_valid=is_valid,
-        confidence=confidence,
-        score=score,
-        checks=checks,
-        did_you_mean=f"{local}@{suggestion}" if suggestion else None,
+    decided = answer if parsed and answer is not None and answer.status is not DomainStatus.FAILURE else None
+    exists, mx_found = (decided.exists, decided.mx_found) if decided is not None else (False, False)
+    free = bool(domain) and lists.is_free_provider(domain)
+
+    def outcome(role: bool) -> _Outcome:
+        status, sub_status, is_valid, confidence, score = _OUTCOMES[
+            _rule(parsed, answer, disposable=throwaway, role=role)
+        ]
+        checks = plain_checks(parsed, exists, mx_found, throwaway, role, free)
+        return (is_valid, status, sub_status, ValidationMode.FAST, confidence, score, checks)
+
+    return DomainHalf(
+        outcomes=(outcome(False), outcome(True)),
+        suggestion=lists.suggest_domain(domain) if domain else None,
         mail_provider=providers.mail_provider(mx_hosts) if mx_hosts else None,
     )
+
+
+def judged(email: str, local: str, half: DomainHalf) -> Verdict:
+    """A row's verdict: its domain's half joined to what its local part says (a role or not)."""
+    outcome = half.outcomes[bool(local) and lists.is_role(local)]
+    suggestion = half.suggestion
+    did_you_mean = f"{local}@{suggestion}" if suggestion else None
+    return _verdict(email, outcome, did_you_mean, half.mail_provider)
+
+
+def _verdict_builder() -> Callable[[str, _Outcome, str | None, str | None], Verdict]:
+    """`Verdict(...)` from a row's email, its outcome, suggestion and provider, each slot set directly:
+    a chunk's verdicts are built at about two thirds of the cost of the frozen dataclass's __init__,
+    which goes through object.__setattr__ for each of the twelve fields (a test checks they agree)."""
+    assert _VERDICT_FIELDS[:8] == (
+        "email",
+        "is_valid",
+        "status",
+        "sub_status",
+        "validation_mode",
+        "confidence",
+        "score",
+        "checks",
+    )
+    email, is_valid, status, sub_status, mode, confidence, score, checks, suggested, provider, feedback, estimate = (
+        getattr(Verdict, name).__set__ for name in _VERDICT_FIELDS
+    )
+    new = object.__new__
+
+    def build(address: str, outcome: _Outcome, did_you_mean: str | None, mail_provider: str | None) -> Verdict:
+        verdict = new(Verdict)
+        email(verdict, address)
+        is_valid(verdict, outcome[0])
+        status(verdict, outcome[1])
+        sub_status(verdict, outcome[2])
+        mode(verdict, outcome[3])
+        confidence(verdict, outcome[4])
+        score(verdict, outcome[5])
+        checks(verdict, outcome[6])
+        suggested(verdict, did_you_mean)
+        provider(verdict, mail_provider)
+        feedback(verdict, None)
+        estimate(verdict, None)
+        return verdict
+
+    return build
+
+
+_verdict = _verdict_builder()
+
+
+def rules_forget() -> None:
+    """Forget what the rules worked out per domain, as a new worker process starts (the benchmark's rounds)."""
+    _domain_half.cache_clear()
+    disposable.is_disposable.cache_clear()
+    providers.mail_provider.cache_clear()
 
 
 def rules_load() -> None:
@@ -198,6 +275,7 @@ def rules_load() -> None:
     lists.lists_load()
     disposable.disposable_domains()
     disposable.disposable_mx_hosts()
+    disposable.decisions_load()
     providers.host_patterns()
 
 
@@ -218,8 +296,8 @@ def plain_checks(
     )
 
 
-def _rule(address: Address | None, answer: DomainAnswer | None, *, disposable: bool, role: bool) -> SubStatus | None:
-    if address is None or answer is None:
+def _rule(parsed: bool, answer: DomainAnswer | None, *, disposable: bool, role: bool) -> SubStatus | None:
+    if not parsed or answer is None:
         return SubStatus.INVALID_SYNTAX
     if answer.status is DomainStatus.FAILURE:
         return SubStatus.DNS_TEMPORARY_FAILURE
