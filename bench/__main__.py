@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench import (
     bulk,
+    calibration,
     deep,
     deep_unknown,
     engine,
@@ -33,7 +34,7 @@ from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
-ON_REQUEST = ("probe", "feedback", "feedback-cost", "deep-unknown")
+ON_REQUEST = ("probe", "feedback", "calibration", "feedback-cost", "deep-unknown")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.only == ["feedback"]:  # a calibration report on a synthetic world: no stack, no load (bench/feedback.py)
         return feedback.main()
+    if args.only == ["calibration"]:  # score / 100 against later outcomes per provider family (bench/calibration.py)
+        return calibration.main()
     if args.only == ["feedback-cost"]:  # the feedback lookup's cost on the verify path (bench/feedback_cost.py)
         return feedback_cost.main()
     signal.signal(signal.SIGTERM, _terminate)  # stop everything as on Ctrl-C

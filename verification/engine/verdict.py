@@ -11,6 +11,7 @@ from typing import Any
 from verification.engine import disposable, lists, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.modes import ValidationMode
+from verification.engine.scores import family_score
 from verification.engine.syntax import Address, rough_parts
 
 
@@ -179,16 +180,17 @@ def classify(email: str, address: Address | None, answer: DomainAnswer | None) -
         bool(domain) and lists.is_free_provider(domain),
     )
     suggestion = lists.suggest_domain(domain) if domain else None
+    provider = providers.mail_provider(mx_hosts) if mx_hosts else None
     return Verdict(
         email=email,
         status=status,
         sub_status=sub_status,
         is_valid=is_valid,
         confidence=confidence,
-        score=score,
+        score=family_score(score, provider=provider, mode=ValidationMode.FAST, sub_status=sub_status),
         checks=checks,
         did_you_mean=f"{local}@{suggestion}" if suggestion else None,
-        mail_provider=providers.mail_provider(mx_hosts) if mx_hosts else None,
+        mail_provider=provider,
     )
 
 
