@@ -30,6 +30,7 @@ class Action(models.TextChoices):
     BILLING = "billing", "Plans and payments"
     TWO_FACTOR_POLICY = "2fa.policy", "Require two-factor sign-in of every member"
     ERASE = "privacy.erase", "Privacy: erase addresses, set how long job files are kept"
+    EXPORT = "privacy.export", "Privacy: export everything the account holds"
 
 
 _DEVELOPER = {
@@ -45,7 +46,7 @@ _DEVELOPER = {
 # The table (docs/portal.md, "Members and roles").
 PERMISSIONS: dict[Role, frozenset[Action]] = {
     Role.OWNER: frozenset(Action),
-    Role.ADMIN: frozenset(Action) - {Action.BILLING, Action.TWO_FACTOR_POLICY},
+    Role.ADMIN: frozenset(Action) - {Action.BILLING, Action.TWO_FACTOR_POLICY, Action.EXPORT},
     Role.DEVELOPER: frozenset(_DEVELOPER),
     Role.VIEWER: frozenset({Action.USAGE, Action.JOBS_READ}),
 }
@@ -61,6 +62,7 @@ SCOPES: dict[ApiKey.Scope, frozenset[Action]] = {
             Action.JOBS_DELETE,
             Action.KEYS_ADMIN,
             Action.ERASE,
+            Action.EXPORT,
         }
     ),
     ApiKey.Scope.VERIFY: frozenset({Action.VERIFY}),  # single (and batch) verification only: no bulk jobs
@@ -127,6 +129,7 @@ OUTSIDE_ACCOUNTS: dict[str, str] = {
     "api-not-found": "anyone (answers 404 not_found)",
     **dict.fromkeys(["widget", "widget-versioned"], "anyone: the form widget's script, for any site"),
     "job-result-download": "whoever holds the signed, expiring link",
+    "account-export-link": "whoever holds the signed link mailed to the owner (its export downloads for 24 h)",
     "signup-confirm": "whoever holds the signed link mailed at sign-up (7 days; grants the credits once)",
     "invitation": "whoever holds the signed link (7 days, once); joining needs the invited address's login",
     "metrics": "whoever holds METRICS_TOKEN",

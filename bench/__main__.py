@@ -12,11 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import (
+    address_key_cost,
     bulk,
     calibration,
     deep,
     deep_unknown,
     engine,
+    export_cost,
     fairness,
     feedback,
     feedback_cost,
@@ -34,7 +36,7 @@ from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
-ON_REQUEST = ("probe", "feedback", "calibration", "feedback-cost", "deep-unknown")
+ON_REQUEST = ("probe", "feedback", "calibration", "feedback-cost", "deep-unknown", "export", "address-keys")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -74,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         return calibration.main()
     if args.only == ["feedback-cost"]:  # the feedback lookup's cost on the verify path (bench/feedback_cost.py)
         return feedback_cost.main()
+    if args.only == ["export"]:  # an account export's time and memory (bench/export_cost.py)
+        return export_cost.main()
+    if args.only == ["address-keys"]:  # the HMAC keying of the shared stores (bench/address_key_cost.py)
+        return address_key_cost.main()
     signal.signal(signal.SIGTERM, _terminate)  # stop everything as on Ctrl-C
     interruptible()
     results: list[Measurement] = []

@@ -25,7 +25,7 @@ from pathlib import Path
 from config.apps import FLOORS, PACKAGES
 
 ROOT = Path(__file__).resolve().parent.parent
-# A door, by its module's first name inside the app (any `*_views` too).
+# A door, by its module's first name inside the app (any `*_views` and `*_apis` too).
 DOORS = frozenset(
     {
         "admin", "apis", "views", "webhooks", "urls", "portal_urls", "forms", "serializers", "schema",
@@ -43,7 +43,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
         "downloads", "original_file", "fair_share", "breakdown_charts", "resolver", "resolution", "deep",
         "deep_requests", "judging", "canaries", "login_throttle", "spend_caps", "keys", "key_limits",
         "outcomes", "erasure", "business", "dashboard", "probes", "auditing", "mode_choice", "guarantee",
-        "guarantee_report",
+        "guarantee_report", "exports", "export_build", "export_contents",
     ),
     (
         "queue", "gateway", "prices", "files", "result_rows", "csvfile", "converters", "plans",
@@ -77,7 +77,7 @@ def first_name(module: str) -> str:
 
 def is_door(module: str) -> bool:
     name = first_name(module)
-    return name in DOORS or name.endswith("_views")
+    return name in DOORS or name.endswith(("_views", "_apis"))
 
 
 def tier_of(module: str) -> int:
@@ -166,6 +166,7 @@ def rules() -> str:
                 "tests.support.live_stack -> bench.procs",
                 "tests.support.db -> bench.procs",
                 "tests.support.e2e_stack -> bench.procs",
+                "tests.support.s3 -> bench.procs",
             ],
         ),
         _contract(

@@ -324,6 +324,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "jobs.schema.document_result_download",
+        "privacy.schema.document_export_link",
         "apikit.schema.document_authenticated_headers",
     ],
 }

@@ -33,3 +33,29 @@ class ErasedSerializer(serializers.Serializer):
 
 class ErasureResultSerializer(serializers.Serializer):
     erased = ErasedSerializer(help_text="How many went, by store.")
+
+
+class ExportSerializer(serializers.Serializer):
+    """An account export (privacy/export_apis.py renders `export_resource`'s dict through it)."""
+
+    id = serializers.CharField(help_text="`exp_` and 24 characters.")
+    status = serializers.ChoiceField(
+        choices=["queued", "running", "done", "failed", "expired"],
+        help_text="`expired` once a done export's 24 hours have passed (its file is deleted).",
+    )
+    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent of the rows written.")
+    rows_done = serializers.IntegerField(min_value=0, help_text="Rows written so far (each as JSON and as CSV).")
+    rows_total = serializers.IntegerField(min_value=0, help_text="Rows to write, once the build has started.")
+    size_bytes = serializers.IntegerField(min_value=0, allow_null=True, help_text="The ZIP's size once done.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the download stops and the ZIP is deleted: 24 hours after it was done."
+    )
+    download_url = serializers.CharField(
+        allow_null=True,
+        help_text="While done and not expired: a signed link to the ZIP, no API key needed (the one mailed to "
+        "the owner); null otherwise.",
+    )
+    failure = serializers.CharField(allow_null=True, help_text="Why it failed; null unless failed.")

@@ -1,4 +1,4 @@
-"""The erasure a customer asks for, with its audit line: the API and the portal both come here."""
+"""The erasure and the export a customer asks for, with their audit lines: the API and the portal both come here."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 from accounts.auditing import audit
 from accounts.models import Account, ApiKey, AuditEvent
 from privacy.erasure import erasure_for_account
+from privacy.exports import export_request
+from privacy.models import AccountExport
 
 
 def account_erasure(*, request: Any, account: Account, emails: list[str], key: ApiKey | None = None) -> dict[str, int]:
@@ -15,3 +17,11 @@ def account_erasure(*, request: Any, account: Account, emails: list[str], key: A
     detail = f"{len(emails)} addresses; " + ", ".join(f"{store} {count}" for store, count in erased.items())
     audit(request, account, AuditEvent.Action.ADDRESSES_ERASED, detail, key=key)
     return erased
+
+
+def export_asked(*, request: Any, account: Account, key: ApiKey | None = None) -> tuple[AccountExport, bool]:
+    """Ask for an export (or get the one in flight: False) and audit a new one by its id."""
+    export, created = export_request(account=account, user=None if key is not None else request.user, key=key)
+    if created:
+        audit(request, account, AuditEvent.Action.EXPORT_REQUESTED, export.pk, key=key)
+    return export, created

@@ -33,6 +33,9 @@ from tests.support.stack_db import StackDatabases
 from tests.support.template_db import SuiteTestDatabase
 from verification.engine import mxhosts
 
+# The browser tests' `chromium` (one a process) and `page` (a fresh context a test) fixtures.
+pytest_plugins = ["tests.support.browser"]
+
 # Modules whose tests share one live stack (module-scoped processes or servers): one xdist worker
 # runs each of them whole, so its stack starts once; every other test is scheduled on its own.
 # xdist sends these first (the largest units); none may hold a transactional test, whose flush

@@ -108,7 +108,8 @@ class ApiKey(models.Model):
         # use; tests/accounts/test_scope_descriptions.py holds them to accounts/permissions.py's SCOPES.
         FULL = (
             "full",
-            "Full: everything the API does (verify, bulk lists, jobs, deleting jobs, usage, keys, privacy erasures)",
+            "Full: everything the API does (verify, bulk lists, jobs, deleting jobs, usage, keys, privacy erasures, "
+            "account exports)",
         )
         VERIFY = "verify", "Verify: single and batch verification only; no bulk lists"
         READ = "read", "Read: GET requests only (usage, jobs and their results)"

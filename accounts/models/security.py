@@ -90,6 +90,7 @@ class AuditEvent(models.Model):
         FEEDBACK_URLS_ROTATED = "feedback_rotated", "Feedback webhook URLs rotated"
         MAILGUN_KEY_CHANGED = "mailgun_key_changed", "Feedback webhook keys changed"
         ADDRESSES_ERASED = "addresses_erased", "Addresses erased"
+        EXPORT_REQUESTED = "export_requested", "Account data export asked for"
 
     account = models.ForeignKey(Account, models.CASCADE, related_name="audit_events")
     action = models.CharField(max_length=20, choices=Action.choices)

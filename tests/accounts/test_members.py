@@ -3,27 +3,12 @@ change roles and remove members, and the last owner cannot leave."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.test import Client
 from django.urls import reverse
 
 from accounts.models import ApiKey, Membership, Role
 from tests.conftest import Persona
-from tests.factories import UserFactory
+from tests.support.personas import joined, membership
 from tests.support.portal import logged_in
-
-
-def joined(persona: Persona, role: Role, user: Any = None) -> tuple[Any, Client]:
-    user = user or UserFactory()
-    Membership.objects.create(account=persona.account, user=user, role=role)
-    client = Client()
-    client.force_login(user)
-    return user, client
-
-
-def membership(persona: Persona, user: Any) -> Membership:
-    return Membership.objects.get(account=persona.account, user=user)
 
 
 def test_a_developer_sees_the_accounts_keys_whoever_made_them(owner: Persona) -> None:

@@ -3,40 +3,24 @@ and every role (portal) and every key scope and creator role (API) gets what the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from django.utils import timezone
+from django.urls import reverse
 
-from accounts.models import ApiKey, Invitation, Membership, Role
+from accounts.models import ApiKey, Membership, Role
 from accounts.permissions import OUTSIDE_ACCOUNTS, SCOPES, Action, role_may
-from accounts.widget import widget_script
 from apikit.views import AccountAPIView
-from billing.models import Payment
 from jobs.models import Job
 from tests.conftest import Persona
 from tests.factories import UserFactory
-from verification.models import RetriedVerification
+from tests.support.routes import PORTAL, ROUTES, sample_arguments
 
 METHODS = ["get", "post", "put", "patch", "delete"]
 
 
-def routes(patterns: list[Any] | None = None, namespace: str = "") -> Iterator[tuple[str, Any, list[str]]]:
-    """(URL name, view, its parameters) of every route but the staff admin's (it has its own door)."""
-    for entry in get_resolver().url_patterns if patterns is None else patterns:
-        if isinstance(entry, URLResolver):
-            if entry.namespace != "admin":
-                yield from routes(entry.url_patterns, entry.namespace or namespace)
-        elif isinstance(entry, URLPattern):
-            yield str(entry.name), entry.callback, list(entry.pattern.converters)
-
-
-ROUTES = sorted(routes(), key=lambda route: route[0])
 VIEWS = {name: view for name, view, _ in ROUTES}
-PORTAL = [(name, view.permission, params) for name, view, params in ROUTES if hasattr(view, "permission")]
 API = [
     (name, method, action, params)
     for name, view, params in ROUTES
@@ -72,49 +56,6 @@ def member(persona: Persona, role: Role) -> Any:
     user = UserFactory()
     Membership.objects.create(account=persona.account, user=user, role=role)
     return user
-
-
-def sample_arguments(persona: Persona, params: list[str]) -> dict[str, Any]:
-    """A real object of the account for each route parameter."""
-    values: dict[str, Any] = {}
-    if "job_id" in params:
-        values["job_id"] = Job.objects.create(account=persona.account, total=1, input_name="none.csv").pk
-    if "key_id" in params:
-        values["key_id"] = persona.account.api_keys.get().pk
-    if "member_id" in params:
-        values["member_id"] = Membership.objects.create(
-            account=persona.account, user=UserFactory(), role=Role.VIEWER
-        ).pk
-    if "code" in params:
-        values["code"] = "pack_1k"
-    if "version" in params:
-        values["version"] = widget_script().version
-    if "provider" in params:
-        values["provider"] = "sendgrid"  # a feedback webhook's sending service
-    if "invitation_id" in params:
-        values["invitation_id"] = Invitation.objects.create(
-            account=persona.account, email="invited@company.example.com", role=Role.VIEWER
-        ).pk
-    if "payment_id" in params:
-        # One sample payment however many routes take one (its receipt page and its PDF).
-        values["payment_id"] = Payment.objects.get_or_create(
-            stripe_id="pi_sample",
-            defaults={
-                "account": persona.account,
-                "kind": "pack",
-                "product": "pack_1k",
-                "cents": 1000,
-                "currency": "usd",
-                "status": "succeeded",
-                "credits": 1000,
-            },
-        )[0].pk
-    if "verification_id" in params:
-        values["verification_id"] = RetriedVerification.objects.create(
-            account=persona.account, result={"email": "a@b.example"}, charged=True, expires_at=timezone.now()
-        ).pk
-    assert set(values) == set(params), f"no sample for {set(params) - set(values)}"
-    return values
 
 
 @pytest.mark.parametrize("role", list(Role))
@@ -156,7 +97,7 @@ def test_each_key_gets_each_endpoint_as_its_scope_and_creators_role_say(
 # What every route holding another account's object does for an outsider (a signed-in customer of
 # another account, or its full key): 404, as if the object did not exist, and nothing changes. The
 # same URL walk as above, so a new route with a job, key or member in its path is covered at once.
-OWNED = {"job_id", "key_id", "member_id"}
+OWNED = {"job_id", "key_id", "member_id", "export_id"}
 # Its owner too gets 404 from the sample (a job without a result file yet); the finished case, owner
 # and outsider: tests/jobs/test_portal_jobs.py.
 OWNER_404_TOO = {"job-download"}
@@ -168,6 +109,7 @@ def owned_state(persona: Persona) -> list[Any]:
         sorted(Job.objects.filter(account=account).values_list("id", "status")),
         sorted(account.api_keys.values_list("id", "revoked_at", "name")),
         sorted(account.memberships.values_list("id", "role")),
+        sorted(account.exports.values_list("id", "status", "file_name")),
     ]
 
 

@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from accounts.models import Invitation, Role
 from accounts.services import invitation_create, invitation_for_token
-from tests.accounts.test_members import joined, membership
 from tests.conftest import Persona
+from tests.support.personas import joined, membership
 from tests.support.portal import logged_in
 
 

@@ -27,6 +27,7 @@ WORDS = {
     Action.USAGE: "usage",
     Action.KEYS_ADMIN: "keys",
     Action.ERASE: "erasures",
+    Action.EXPORT: "exports",
 }
 
 

@@ -14,10 +14,10 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 
 from accounts.models import Membership, Role
-from tests.accounts.test_permissions import ROUTES, sample_arguments
-from tests.accounts.test_two_factor import PASSWORD, enrol
+from tests.accounts.conftest import PASSWORD, enrol
 from tests.conftest import Persona
 from tests.support.portal import logged_in
+from tests.support.routes import ROUTES, sample_arguments
 from tests.support.totp import totp_code
 
 # Key-, signature- or token-authenticated, never by session: not pages.

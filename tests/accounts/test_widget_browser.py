@@ -15,11 +15,11 @@ import pytest
 
 from accounts.keys import key_create
 from accounts.models import Account
-from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
-from tests.portal.test_browser import page as page  # the fixture: Chromium, its CSP watch
-from tests.portal.test_browser import pytestmark as pytestmark  # its marks: browser, Chromium present, committed data
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
 from tests.support.customer_site import CustomerSite, SilentServer
 from tests.support.dns_server import MX
+
+pytestmark = BROWSER
 
 if CHROMIUM.exists() or IN_CI:
     from axe_playwright_python.sync_playwright import Axe

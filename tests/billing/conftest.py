@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,8 +15,11 @@ from django.test import Client
 from accounts.models import Account
 from billing.models import Customer, LedgerEntry
 from tests.conftest import Persona, make_persona
-from tests.portal import test_browser
-from tests.support.localstripe import LocalStripe, running
+from tests.support.localstripe import (
+    LocalStripe,
+    confirm_card_setup,
+    running,
+)
 from tests.support.stripe_events import WEBHOOK_SECRET
 
 
@@ -59,4 +65,26 @@ def logged_in(persona: Persona) -> Client:
     return persona.client
 
 
-page = test_browser.page  # the browser tests' Chromium page (live server, CSP violations fail the test)
+SECRET = re.compile(r'data-client-secret="(seti_\w+_secret_\w+)"')
+
+
+def save_card(client: Client, stripe: LocalStripe, number: str = "4242424242424242", pack: str = "") -> Any:
+    page = client.get("/billing/card" + (f"?pack={pack}" if pack else ""))
+    secret = SECRET.search(page.content.decode()).group(1)
+    confirmed = confirm_card_setup(stripe, secret, number)
+    form = {"setup_intent": confirmed.get("id", ""), "pack": pack, "purchase_key": "k1"}
+    return client.post("/billing/card", form, follow=True)
+
+
+def point_webhook_at(stripe: LocalStripe, url: str, secret: str, events: list[str] | None = None) -> None:
+    """localstripe's webhook configuration: it then POSTs its events to `url`, signed with `secret`."""
+    body = json.dumps({"url": url, "secret": secret, "events": events}).encode()
+    urllib.request.urlopen(urllib.request.Request(f"{stripe.url}/_config/webhooks/verifier", data=body), timeout=10)
+
+
+@pytest.fixture
+def webhook_to_live_server(stripe_live: LocalStripe, live_server: Any, settings: Any) -> Iterator[None]:
+    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET)
+    yield
+    # localstripe outlives this test: send the live server nothing more (no event type is in []).
+    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET, events=[])

@@ -5,26 +5,17 @@ refreshes docs/images/pricing.png, billing.png, plan-confirm.png and receipt.png
 
 from __future__ import annotations
 
-import json
 import re
-import time
-import urllib.request
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from billing.models import StripeEvent
 from tests.billing.conftest import balance_and_ledger
-from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap
-from tests.support.db import committed_db
-from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK, LocalStripe
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, snap, type_card
+from tests.support.localstripe import CARD_DECLINED_ON_SAVE, CARD_OK
+from tests.support.waiting import wait_until
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=f"{CHROMIUM} is missing"),
-    committed_db,
-]
+pytestmark = BROWSER
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect
 
@@ -32,34 +23,6 @@ PRICING_IMAGE = ROOT / "docs" / "images" / "pricing.png"
 BILLING_IMAGE = ROOT / "docs" / "images" / "billing.png"
 PLAN_CONFIRM_IMAGE = ROOT / "docs" / "images" / "plan-confirm.png"
 RECEIPT_IMAGE = ROOT / "docs" / "images" / "receipt.png"
-
-
-def point_webhook_at(stripe: LocalStripe, url: str, secret: str, events: list[str] | None = None) -> None:
-    """localstripe's webhook configuration: it then POSTs its events to `url`, signed with `secret`."""
-    body = json.dumps({"url": url, "secret": secret, "events": events}).encode()
-    urllib.request.urlopen(urllib.request.Request(f"{stripe.url}/_config/webhooks/verifier", data=body), timeout=10)
-
-
-@pytest.fixture
-def webhook_to_live_server(stripe_live: LocalStripe, live_server: Any, settings: Any) -> Iterator[None]:
-    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET)
-    yield
-    # localstripe outlives this test: send the live server nothing more (no event type is in []).
-    point_webhook_at(stripe_live, f"{live_server.url}/webhooks/stripe", settings.STRIPE_WEBHOOK_SECRET, events=[])
-
-
-def type_card(page: Page, number: str) -> None:
-    """localstripe's card element: plain fields named by their placeholders."""
-    for field, value in (("number", number), ("exp_month", "12"), ("exp_year", "34"), ("cvc", "123")):
-        page.locator(f"#card-element input[placeholder={field}]").fill(value)
-    page.locator("#card-element input[placeholder=postal_code]").fill("10001")
-
-
-def wait_for(check: Any, seconds: float = 15) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 @pytest.mark.usefixtures("webhook_to_live_server")
@@ -102,7 +65,9 @@ def test_buy_credits_verify_switch_plan_and_a_declined_card(page: Page) -> None:
     expect(page.locator("[data-plan-name]")).to_have_text("Starter")
     expect(page.locator("[data-credit-balance]")).to_have_text("14,999")
     # localstripe delivers the invoice's event too, a second later: already granted, so nothing more.
-    wait_for(lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded").exists())
+    wait_until(
+        lambda: StripeEvent.objects.filter(type="invoice.payment_succeeded").exists(), "the invoice's webhook", 15
+    )
     assert StripeEvent.objects.get(type="invoice.payment_succeeded").outcome == "already"
     account = StripeEvent.objects.get(type="invoice.payment_succeeded").account
     assert balance_and_ledger(account) == (14_999, 14_999)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -11,20 +10,11 @@ from django.test import Client
 
 from billing import gateway, subscriptions
 from billing.models import Customer, Payment
-from tests.billing.conftest import balance_and_ledger, logged_in
+from tests.billing.conftest import SECRET, balance_and_ledger, logged_in, save_card
 from tests.support.localstripe import CARD_DECLINED_ON_CHARGE, CARD_DECLINED_ON_SAVE, LocalStripe, confirm_card_setup
 from tests.support.stripe_events import event, signed
 
 pytestmark = pytest.mark.usefixtures("stripe_live")
-SECRET = re.compile(r'data-client-secret="(seti_\w+_secret_\w+)"')
-
-
-def save_card(client: Client, stripe: LocalStripe, number: str = "4242424242424242", pack: str = "") -> Any:
-    page = client.get("/billing/card" + (f"?pack={pack}" if pack else ""))
-    secret = SECRET.search(page.content.decode()).group(1)
-    confirmed = confirm_card_setup(stripe, secret, number)
-    form = {"setup_intent": confirmed.get("id", ""), "pack": pack, "purchase_key": "k1"}
-    return client.post("/billing/card", form, follow=True)
 
 
 def test_card_page_loads_stripe_js_from_its_setting(owner: Any, stripe_live: LocalStripe) -> None:

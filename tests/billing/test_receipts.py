@@ -15,10 +15,9 @@ from accounts.models import AuditEvent, Role
 from billing import payments, tasks
 from billing.models import LedgerEntry, Payment
 from billing.services import credits_spend
-from tests.accounts.test_members import joined
-from tests.billing.conftest import logged_in
-from tests.billing.test_portal_billing import save_card
+from tests.billing.conftest import logged_in, save_card
 from tests.support.localstripe import LocalStripe
+from tests.support.personas import joined
 
 pytestmark = pytest.mark.usefixtures("stripe_live")
 

@@ -14,8 +14,7 @@ from django.utils import timezone
 from billing import payments, tasks
 from billing.models import Customer, Payment
 from billing.services import credits_spend
-from tests.billing.conftest import balance_and_ledger, logged_in
-from tests.billing.test_portal_billing import save_card
+from tests.billing.conftest import balance_and_ledger, logged_in, save_card
 from tests.support.localstripe import CARD_DECLINED_ON_CHARGE, LocalStripe
 
 pytestmark = pytest.mark.usefixtures("stripe_live")

@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,9 @@ import requests
 from django.core.management import call_command
 
 from bench.procs import free_port, stop_group, wait_for_port
-from tests.docs.test_doc_commands import project_copy
 from tests.support.dns_server import DnsServer
+from tests.support.project import project_copy, read_until
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,29 +134,16 @@ def test_make_run_on_another_port_prints_and_serves_links_on_it(tmp_path: Path, 
         stop_group(make)
 
 
-def read_until(process: subprocess.Popen[str], marker: str, timeout: float = 120) -> str:
-    assert process.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not any(marker in line for line in lines):
-        line = process.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-    assert any(marker in line for line in lines), "".join(lines)
-    return "".join(lines)
-
-
 def assert_results_link_follows_port(port: int, *, api_key: str) -> None:
     auth = {"Authorization": f"Bearer {api_key}"}
     base = f"http://localhost:{port}"
     files = {"file": ("list.csv", b"email\njane@good.com\n", "text/csv")}
     job = requests.post(f"{base}/v1/verify/bulk", files=files, headers=auth, timeout=30).json()
-    deadline = time.monotonic() + 60
-    while (body := requests.get(f"{base}/v1/jobs/{job['id']}", headers=auth, timeout=10).json())[
-        "status"
-    ] != "completed":
-        assert time.monotonic() < deadline, body
-        time.sleep(0.2)
+
+    def completed() -> dict[str, Any] | None:
+        body = requests.get(f"{base}/v1/jobs/{job['id']}", headers=auth, timeout=10).json()
+        return body if body["status"] == "completed" else None
+
+    body = wait_until(completed, "the job to complete", 60, every=0.2)
     assert body["result_download_url"].startswith(f"{base}/")
     assert requests.get(body["result_download_url"], timeout=10).text.startswith("email,status,")

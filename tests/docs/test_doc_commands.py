@@ -12,25 +12,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
 from bench.procs import free_port, stop_group, wait_for_port
-from tests.docs.test_readme_examples import ALL_EXAMPLES, SHELL_BLOCK, shell_commands
+from tests.docs.conftest import ALL_EXAMPLES, SHELL_BLOCK, shell_commands
 from tests.support.dns_server import DnsServer
+from tests.support.project import ROOT, project_copy
+from tests.support.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", *sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md"))]
-# What a test copy of the project leaves out (its .venv becomes a link to the running one).
-NOT_COPIED = (".venv", ".git", "var", "media", "staticfiles", "test-artifacts", "__pycache__", "db.sqlite3*")
 
 _ACCOUNT = "tests/docs/test_readme_examples.py::test_the_readme_account_commands_work_as_written"
 _PRODUCTION = "tests/docs/test_doc_commands.py::test_the_production_commands_serve_and_stop"
@@ -127,20 +123,6 @@ def test_the_lists_name_only_commands_the_docs_still_hold() -> None:
     assert set(RUN_ELSEWHERE) | set(NOT_RUN) <= documented, (set(RUN_ELSEWHERE) | set(NOT_RUN)) - documented
 
 
-def project_copy(tmp_path: Path) -> Path:
-    """The project in a folder of its own (the commands write var/, staticfiles/ and media/ there), its
-    .venv the running one, so `.venv/bin/…` runs as written."""
-    copy = tmp_path / "project"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(*NOT_COPIED))
-    (copy / ".venv").symlink_to(sys.prefix)
-    # The running virtualenv is shared, not the copy's own: its install stamps must never look older
-    # than the copy's requirements, or a make target would install into it from the copy (the
-    # client's editable install then pointing at this temporary folder, gone after the test).
-    for requirements in ("requirements.txt", "requirements-dev.txt"):
-        os.utime(copy / requirements, (0, 0))
-    return copy
-
-
 def production_block() -> list[str]:
     text = (ROOT / "README.md").read_text()
     block = next(m.group(1) for m in SHELL_BLOCK.finditer(text) if "gunicorn -c config/gunicorn.conf.py" in m.group(1))
@@ -197,14 +179,9 @@ def test_the_production_commands_serve_and_stop(tmp_path: Path, dns_server: DnsS
 
 
 def assert_ready(port: int, headers: dict[str, str], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        # A worker's first answer waits for it to boot: seconds on a loaded machine.
-        response = requests.get(f"http://127.0.0.1:{port}/readyz", headers=headers, timeout=60)
-        if response.status_code == 200 or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    assert response.status_code == 200, response.text
+    # A worker's first answer waits for it to boot: seconds on a loaded machine.
+    readyz = f"http://127.0.0.1:{port}/readyz"
+    wait_until(lambda: requests.get(readyz, headers=headers, timeout=60).status_code == 200, "/readyz", timeout)
 
 
 @pytest.mark.e2e

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.procs import free_port, stop_group, wait_for_port
-from tests.config.test_port import read_until
-from tests.docs.test_doc_commands import project_copy
-from tests.docs.test_readme_examples import DOCUMENTED_BASE, SHELL_BLOCK, shell_commands
+from tests.docs.conftest import DOCUMENTED_BASE, SHELL_BLOCK, shell_commands
+from tests.support.project import project_copy, read_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,19 +4,28 @@ suite; and an SNS signer whose certificate a loopback server hands out (tests/fe
 from __future__ import annotations
 
 import base64
+import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from django.test import Client
+from django.utils import timezone
 
+from feedback.models import FeedbackEvent
+from feedback.services import webhook_urls
 from feedback.sns import SIGNED_FIELDS, string_to_sign
+from lib.address_keys import address_key
+from tests.conftest import Persona
 from tests.jobs.conftest import media, receiver, run_tasks  # noqa: F401
 from tests.support.certs import self_signed
+from tests.support.esp_events import sample
 
 
 @dataclass
@@ -67,3 +76,35 @@ def sns_signer(settings: Any, sns_key: rsa.RSAPrivateKey) -> Iterator[SnsSigner]
     yield signer
     server.shutdown()
     server.server_close()
+
+
+# Three days ago: within the 365 days a report is kept (the samples' own times are from 2013-2019).
+THEN = timezone.now() - timedelta(days=3)
+
+
+RECENT_ISO = THEN.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def url_path(persona: Persona, provider: str) -> str:
+    return webhook_urls(persona.account)[provider].split("://", 1)[1].split("/", 1)[1].join(["/", ""])
+
+
+def post(persona: Persona, provider: str, body: Any, **headers: str) -> Any:
+    return Client().post(
+        url_path(persona, provider), data=json.dumps(body), content_type="application/json", headers=headers
+    )
+
+
+def stored(persona: Persona) -> list[tuple[str, str]]:
+    rows = FeedbackEvent.objects.filter(account=persona.account).order_by("outcome")
+    return list(rows.values_list("address_key", "outcome"))
+
+
+def keyed(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(address, outcome) as stored: the address's HMAC in its place."""
+    return [(address_key(email), outcome) for email, outcome in rows]
+
+
+def sns(signer: SnsSigner, message: dict[str, Any]) -> dict[str, Any]:
+    """The documentation's SNS envelope around `message`, signed as SNS signs (tests/feedback/conftest.py)."""
+    return signer.sign(sample("sns_notification_envelope.json") | {"Message": json.dumps(message)})

@@ -9,9 +9,9 @@ from typing import Any
 
 from django.utils import timezone
 
-# `page`: Chromium with the CSP listener, the browser tests' own fixture (hence F811 in pyproject.toml).
-from tests.portal.test_browser import CHROMIUM, IN_CI, page, pytestmark, snap  # noqa: F401
-from tests.portal.test_browser_teams import log_in
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, log_in, snap
+
+pytestmark = BROWSER
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect

@@ -17,7 +17,7 @@ from lib.address_keys import address_key
 from tests.conftest import Persona
 from tests.factories import UserFactory
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_deep_jobs import deep_upload
+from tests.support.bulk_jobs import deep_upload
 from tests.support.portal import logged_in
 
 

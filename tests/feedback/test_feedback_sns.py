@@ -13,8 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from config.settings import SNS_SIGNING_CERT_URL_PATTERN as DEFAULT_PATTERN
 from feedback.models import FeedbackEvent
 from tests.conftest import Persona
-from tests.feedback.conftest import SnsSigner
-from tests.feedback.test_feedback_webhooks import RECENT_ISO, keyed, post, sample, sns, stored
+from tests.feedback.conftest import RECENT_ISO, SnsSigner, keyed, post, sample, sns, stored
 from tests.jobs.conftest import Receiver
 
 

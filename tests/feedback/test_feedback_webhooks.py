@@ -12,40 +12,16 @@ import time_machine
 from django.test import Client
 from django.utils import timezone
 
-from feedback.models import FeedbackEvent, FeedbackInbox, MailgunToken
+from feedback.models import FeedbackInbox, MailgunToken
 from feedback.services import inbox_of, inbox_rotate, webhook_urls
-from lib.address_keys import address_key
 from lib.prune import prune_expired
 from tests.conftest import Persona
-from tests.feedback.conftest import SnsSigner
+from tests.feedback.conftest import RECENT_ISO, THEN, SnsSigner, keyed, post, sns, stored, url_path
 from tests.jobs.conftest import Receiver
 from tests.support.esp_events import mailgun_signed as signed
 from tests.support.esp_events import sample
 
-# Three days ago: within the 365 days a report is kept (the samples' own times are from 2013-2019).
-THEN = timezone.now() - timedelta(days=3)
 RECENT = int(THEN.timestamp())
-RECENT_ISO = THEN.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def url_path(persona: Persona, provider: str) -> str:
-    return webhook_urls(persona.account)[provider].split("://", 1)[1].split("/", 1)[1].join(["/", ""])
-
-
-def post(persona: Persona, provider: str, body: Any, **headers: str) -> Any:
-    return Client().post(
-        url_path(persona, provider), data=json.dumps(body), content_type="application/json", headers=headers
-    )
-
-
-def stored(persona: Persona) -> list[tuple[str, str]]:
-    rows = FeedbackEvent.objects.filter(account=persona.account).order_by("outcome")
-    return list(rows.values_list("address_key", "outcome"))
-
-
-def keyed(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(address, outcome) as stored: the address's HMAC in its place."""
-    return [(address_key(email), outcome) for email, outcome in rows]
 
 
 def test_sendgrid_sample_delivered_bounce_dropped_and_spamreport_are_taken_the_rest_ignored(owner: Persona) -> None:
@@ -203,11 +179,6 @@ def test_postmark_soft_bounce_and_other_records(owner: Persona) -> None:
         "ignored": 1,
     }
     assert stored(owner) == keyed([("john@example.com", "soft_bounce")])
-
-
-def sns(signer: SnsSigner, message: dict[str, Any]) -> dict[str, Any]:
-    """The documentation's SNS envelope around `message`, signed as SNS signs (tests/feedback/conftest.py)."""
-    return signer.sign(sample("sns_notification_envelope.json") | {"Message": json.dumps(message)})
 
 
 def test_ses_bounce_and_delivery_through_sns(owner: Persona, sns_signer: SnsSigner) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -17,9 +18,10 @@ import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 from django_q.conf import Conf
-from django_q.models import Task
+from django_q.models import Schedule, Task
 
 from billing.models import LedgerEntry
+from jobs import tasks
 from jobs.chunk_runs import MAX_CHUNK_ATTEMPTS, chunk_claim
 from jobs.models import Job
 from tests.conftest import Persona
@@ -132,3 +134,19 @@ def crash_chunk_repeatedly(chunk_id: int) -> datetime:
         with time_machine.travel(now + timedelta(seconds=200 * crash)):
             assert chunk_claim(chunk_id=chunk_id) is not None
     return now + timedelta(seconds=200 * MAX_CHUNK_ATTEMPTS + 400)
+
+
+def run_due_schedules() -> int:
+    """What the django-q2 scheduler does: run each ONCE schedule that is due, then drop it."""
+    due = list(Schedule.objects.filter(next_run__lte=timezone.now(), schedule_type=Schedule.ONCE))
+    for entry in due:
+        assert entry.func == "jobs.tasks.deliver_callback"
+        tasks.deliver_callback(*ast.literal_eval(entry.args))  # django-q stores args as a repr
+        entry.delete()
+    return len(due)
+
+
+def run_schedules_as_they_fall_due() -> None:
+    while entry := Schedule.objects.filter(schedule_type=Schedule.ONCE).order_by("next_run").first():
+        with time_machine.travel(entry.next_run):
+            run_due_schedules()

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import ast
 import time
 from datetime import timedelta
 from typing import Any
 
 import time_machine
 from django.utils import timezone
-from django_q.models import OrmQ, Schedule
+from django_q.models import OrmQ
 
 from docs.verify_signature import verify_signature
 from jobs import tasks
 from jobs.callbacks import retry_delay
 from jobs.models import CallbackAttempt, CallbackDelivery
 from tests.conftest import Persona
-from tests.jobs.conftest import Receiver, RunTasks, upload
-
-
-def run_due_schedules() -> int:
-    """What the django-q2 scheduler does: run each ONCE schedule that is due, then drop it."""
-    due = list(Schedule.objects.filter(next_run__lte=timezone.now(), schedule_type=Schedule.ONCE))
-    for entry in due:
-        assert entry.func == "jobs.tasks.deliver_callback"
-        tasks.deliver_callback(*ast.literal_eval(entry.args))  # django-q stores args as a repr
-        entry.delete()
-    return len(due)
-
-
-def run_schedules_as_they_fall_due() -> None:
-    while entry := Schedule.objects.filter(schedule_type=Schedule.ONCE).order_by("next_run").first():
-        with time_machine.travel(entry.next_run):
-            run_due_schedules()
+from tests.jobs.conftest import Receiver, RunTasks, run_due_schedules, run_schedules_as_they_fall_due, upload
 
 
 def test_callback_is_retried_until_2xx_with_one_event_id(

@@ -25,12 +25,11 @@ from jobs.models import Chunk, Job
 from jobs.worker import chunk_run_next
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, stored_files
-from tests.jobs.test_deep_jobs import deep_upload
-from tests.jobs.test_processing import download, job_body
-from tests.support.dns_server import HOST, MX, DnsServer
+from tests.support.bulk_jobs import deep_upload, download, job_body, upload_with_names
+from tests.support.deep import CATCH_ALL, MAILBOX, hosted_on, tenants
+from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
-from tests.verification.test_smtp_grouping import MAILBOX, tenants
 from verification.engine.smtp_scheduling import sessions_needed
 
 
@@ -109,27 +108,6 @@ def test_a_second_deep_worker_takes_the_jobs_next_batch(
     assert batch_taken() == [2, 3]  # while the first is still running
     assert batch_taken() == [4]
     assert fair_share.chunk_pick() == []
-
-
-CATCH_ALL = "127.0.0.3"  # the farm's catch-all: every recipient accepted
-
-
-def hosted_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]:
-    """Domains each naming an MX host of its own, every one of them on `address` (as tenants())."""
-    domains = [f"{name}{i}.deepfarm.net" for i in range(count)]
-    for domain in domains:
-        dns.set(domain, MX(f"mx.{domain}"))
-        dns.set(f"mx.{domain}", HOST(address))
-    return domains
-
-
-def upload_with_names(persona: Persona, rows: list[str]) -> str:
-    """A deep upload with a column of the customer's own beside the address."""
-    content = "email,name\n" + "".join(f"{email},Name {n}\n" for n, email in enumerate(rows))
-    data = {"file": SimpleUploadedFile("list.csv", content.encode(), "text/csv"), "validation_mode": "deep"}
-    response = persona.client.post("/v1/verify/bulk", data=data, headers=persona.auth({}))
-    assert response.status_code == 202, response.content
-    return str(response.json()["id"])
 
 
 def test_a_job_larger_than_a_batch_is_ordered_by_mx_address_so_each_address_is_asked_in_one_batch(

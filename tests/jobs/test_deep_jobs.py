@@ -10,12 +10,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
 
-from jobs import chunk_runs, fair_share, tasks, worker
+from jobs import chunk_runs, deep_slots, tasks, worker
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
-from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
-from tests.jobs.test_resolver_trust_bulk import a_minute_later
+from tests.support.bulk_jobs import a_minute_later, bulk_net, csv_of, deep_upload, download, job_body
 from tests.support.dns_server import NXDOMAIN, Behaviour, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
@@ -35,11 +34,6 @@ ROWS = [
 @pytest.fixture(autouse=True)
 def small_chunks(deep_farm: MxFarm, settings: Any) -> None:
     settings.BULK_CHUNK_SIZE = 4
-
-
-def deep_upload(persona: Persona, rows: list[str], path: str = "/v1/verify/bulk", mode: str = "deep") -> Any:
-    data = {"file": SimpleUploadedFile("list.csv", csv_of(rows), "text/csv"), "validation_mode": mode}
-    return persona.client.post(path, data=data, headers=persona.auth({}))
 
 
 def test_deep_job_asks_greylisted_rows_again_later_then_completes(
@@ -199,7 +193,7 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
     settings.BULK_DEEP_WORKERS = 1
     deep_id = deep_upload(owner, ROWS[:4]).json()["id"]  # tasks are not run here: its chunk waits
     fast_id = deep_upload(outsider, ["jane@good.com", "info@good.com"], mode="fast").json()["id"]
-    held = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, fair_share.DEEP_SLOTS, 1)  # another worker's
+    held = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, deep_slots.DEEP_SLOTS, 1)  # another worker's
     assert held is not None
     try:
         assert worker.chunk_run_next(budget=5) == 1
@@ -210,7 +204,7 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
         os.close(held)
     assert worker.chunk_run_next(budget=5) == 1
     assert job_body(owner, deep_id)["status"] == "completed"
-    again = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, fair_share.DEEP_SLOTS, 1)
+    again = lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, deep_slots.DEEP_SLOTS, 1)
     assert again is not None  # given back after the chunk
     os.close(again)
 
@@ -234,7 +228,7 @@ def test_a_fast_chunk_does_not_keep_the_deep_slot(owner: Persona, settings: Any,
 
     def answer(name: str) -> Behaviour:
         if name == "fast-lane-mail.com" and not taken:  # what another worker finds while this chunk runs
-            taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, fair_share.DEEP_SLOTS, 1))
+            taken.append(lock_slot(settings.VERIFIER_SMTP_LOCK_DIR, deep_slots.DEEP_SLOTS, 1))
         return answer_before(name)
 
     fast_id = deep_upload(owner, ["jane@fast-lane-mail.com"], mode="fast").json()["id"]

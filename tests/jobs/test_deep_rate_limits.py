@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_deep_jobs import deep_upload
-from tests.jobs.test_processing import job_body
+from tests.support.bulk_jobs import deep_upload, job_body
 from tests.support.deep import RATE_LIMITED
 from tests.support.mx_farm import MxFarm
 

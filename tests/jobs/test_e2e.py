@@ -9,8 +9,6 @@ is taken over within seconds instead of minutes.
 from __future__ import annotations
 
 import os
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,9 +17,11 @@ import pytest
 from bench.procs import group_members
 from docs.verify_signature import verify_signature
 from tests.jobs.conftest import Receiver
+from tests.support.bulk_jobs import addresses
 from tests.support.dns_server import DnsServer
 from tests.support.e2e_stack import Stack, live_stack, result_rows
 from tests.support.stack_db import StackDatabases
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -34,12 +34,6 @@ def stack(
         yield stack
 
 
-def addresses(count: int) -> list[str]:
-    """Each on a domain of its own, so every chunk waits on (slow) DNS."""
-    tag = uuid.uuid4().hex[:6]
-    return [f"user{i}@d{i}-{tag}.com" for i in range(count)]
-
-
 def test_upload_poll_download_and_signed_callback(stack: Stack, receiver: Receiver, dns_server: DnsServer) -> None:
     emails = addresses(90) + ["jane@good.com"]
     job = stack.upload(("email\n" + "\n".join(emails)).encode(), receiver.url)
@@ -48,9 +42,7 @@ def test_upload_poll_download_and_signed_callback(stack: Stack, receiver: Receiv
     assert body["progress"]["valid"] == 1
     rows = result_rows(stack, body["result_download_url"])
     assert [r[0] for r in rows[1:]] == emails
-    deadline = time.monotonic() + 10
-    while not receiver.received and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: receiver.received, "the callback", 10)
     (callback,) = receiver.received
     assert verify_signature(callback.body, callback.headers["X-Service-Signature"], stack.signing_secret)
     assert callback.json()["job_id"] == job["id"]
@@ -59,9 +51,7 @@ def test_upload_poll_download_and_signed_callback(stack: Stack, receiver: Receiv
 def test_result_links_of_web_and_worker_follow_the_port(stack: Stack, receiver: Receiver) -> None:
     job = stack.upload(b"email\njane@good.com\n", receiver.url)
     body = stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=30)
-    deadline = time.monotonic() + 10
-    while not receiver.received and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: receiver.received, "the callback", 10)
     site = f"http://localhost:{stack.base_url.rsplit(':', 1)[1]}/"
     (callback,) = receiver.received
     for link in (body["result_download_url"], callback.json()["result_url"]):

@@ -9,16 +9,17 @@ are short, so each mode is seen at once; resuming waits for qcluster's scheduler
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
 
 from tests.jobs.conftest import Receiver
-from tests.jobs.test_e2e import addresses
+from tests.support.bulk_jobs import addresses
 from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, DnsServer
 from tests.support.e2e_stack import Stack, live_stack, result_rows
 from tests.support.stack_db import StackDatabases
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -47,6 +48,17 @@ def readyz(stack: Stack) -> tuple[int, dict[str, str]]:
     return response.status_code, response.json()["checks"]
 
 
+def checked_broken(stack: Stack, dns_server: DnsServer) -> Callable[[], bool]:
+    """Whether a check asked the DNS server since now, and /readyz says the resolver is broken."""
+    asked = dns_server.queries
+
+    def found() -> bool:
+        status, checks = readyz(stack)
+        return dns_server.queries > asked and status == 503 and checks["dns"].startswith("broken: every canary")
+
+    return found
+
+
 def reservations(stack: Stack, job_id: str) -> int:
     return int(stack.sql("SELECT COUNT(*) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job_id}:%"))
 
@@ -57,9 +69,8 @@ def test_jobs_wait_in_every_broken_mode_and_complete_right_once_it_recovers(
     lists = {}
     for mode in (NXDOMAIN, REFUSED, SILENT):
         dns_server.everything = mode
-        time.sleep(1.1)  # the finding of the mode before has expired
-        status, checks = readyz(stack)
-        assert status == 503 and checks["dns"].startswith("broken: every canary name failed"), checks
+        # A canary check asked under this mode (the finding of the one before has expired), and found it broken.
+        wait_until(checked_broken(stack, dns_server), "a canary check under the new mode", 30, every=0.1)
         emails = ["jane@good.com", "x@nullmx.com", *real_addresses(dns_server, 40)]
         job = stack.upload(("email\n" + "\n".join(emails)).encode(), receiver.url)
         lists[job["id"]] = emails
@@ -89,8 +100,7 @@ def test_a_job_running_when_the_resolver_breaks_completes_with_right_verdicts(
     stack.wait_for(job["id"], lambda b: b["progress"]["processed"] > 0, timeout=30)
     assert readyz(stack)[1]["dns"] == "ok"  # a fresh finding "healthy", trusted for a second more
     dns_server.everything = NXDOMAIN
-    time.sleep(3)
-    held = stack.job(job["id"])
+    held = stack.wait_for(job["id"], lambda b: b["waiting_for"] == "dns_resolver", timeout=30)
     assert held["status"] == "processing" and held["progress"]["processed"] < 300, held
     dns_server.everything = None
     body = stack.wait_for(job["id"], lambda b: b["status"] == "completed", timeout=90)

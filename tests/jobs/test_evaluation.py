@@ -20,19 +20,8 @@ from jobs.models import Job, ListEvaluation
 from lib.prune import prune_expired
 from tests.conftest import Persona, make_persona, sandboxed
 from tests.jobs.conftest import stored_files, upload
+from tests.support.bulk_jobs import mixed_list
 from tests.support.portal import logged_in
-
-# Half good (valid), a fifth with a null MX (invalid), a fifth disposable (risky), a tenth SERVFAIL (unknown).
-MIX = {"good.com": 0.5, "nullmx.com": 0.2, "mailinator.com": 0.2, "servfail.com": 0.1}
-
-
-def mixed_list(rows: int, *, tag: str = "u") -> bytes:
-    lines, start = ["email,name"], 0
-    for domain, share in MIX.items():
-        count = round(rows * share)
-        lines += [f"{tag}{i}@{domain},Person {i}" for i in range(start, start + count)]
-        start += count
-    return ("\n".join(lines) + "\n").encode()
 
 
 def preview(persona: Persona, content: bytes) -> Any:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conftest import Persona
-from tests.jobs.conftest import Receiver, RunTasks, upload
-from tests.jobs.test_callbacks import run_schedules_as_they_fall_due
+from tests.jobs.conftest import Receiver, RunTasks, run_schedules_as_they_fall_due, upload
 from tests.support.metrics import scrape, value
 
 

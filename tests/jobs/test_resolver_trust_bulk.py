@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-import time_machine
 from django.urls import reverse
 from django.utils import timezone
 from django_q.models import Schedule
@@ -18,7 +17,7 @@ from jobs import queue, tasks
 from jobs.models import Chunk, Job
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum, upload
-from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
+from tests.support.bulk_jobs import a_minute_later, bulk_net, csv_of, download, job_body
 from tests.support.dns_server import NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
 from tests.support.portal import logged_in
 from verification.resolver import resolver_health, resolver_last_finding
@@ -27,10 +26,6 @@ MODES = {"nxdomain for everything": NXDOMAIN, "refused for everything": REFUSED,
 # In chunks of two: the second chunk's domains have MX records, so a lie believed would show.
 ADDRESSES = ["x@nowhere-at-all.com", "y@nullmx.com", "a@good.com", "b@company.com"]
 VERDICTS = ["invalid", "invalid", "valid", "valid"]
-
-
-def a_minute_later() -> Any:
-    return time_machine.travel(timezone.now() + timedelta(seconds=61), tick=True)
 
 
 def broken_job(owner: Persona, settings: Any, run_tasks: RunTasks, dns_server: DnsServer, mode: Behaviour) -> str:

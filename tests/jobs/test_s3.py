@@ -9,69 +9,26 @@ from __future__ import annotations
 
 import csv
 import io
-import subprocess
-import sys
 import urllib.request
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import boto3
-import pytest
 import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from bench.procs import free_port, wait_for_port
 from jobs import tasks
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_deep_grouping import CATCH_ALL, hosted_on, upload_with_names
+from tests.support.bulk_jobs import upload_with_names
+from tests.support.deep import CATCH_ALL, hosted_on, tenants
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
-from tests.verification.test_smtp_grouping import tenants
+from tests.support.s3 import BUCKET, bucket, s3_endpoint
 
-BUCKET = "verifier-test"
-CREDENTIALS = {"access_key": "testing", "secret_key": "testing", "region_name": "us-east-1"}
+__all__ = ["bucket", "s3_endpoint"]  # the fixtures, by import
+
 CRM = b"Name,Contact\nJane,jane@good.com\nJoe,x@nullmx.com\nJane again,Jane@good.com\n"
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, process=server)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
-@pytest.fixture
-def bucket(s3_endpoint: str, settings: Any) -> Any:
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    client.create_bucket(Bucket=BUCKET)
-    options = {"bucket_name": BUCKET, "endpoint_url": s3_endpoint, "querystring_auth": True, **CREDENTIALS}
-    options |= {"default_acl": None, "querystring_expire": 3600, "file_overwrite": True}
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options},
-    }
-    yield client
-    for item in client.list_objects_v2(Bucket=BUCKET).get("Contents", []):
-        client.delete_object(Bucket=BUCKET, Key=item["Key"])
-    client.delete_bucket(Bucket=BUCKET)
 
 
 def keys(client: Any) -> list[str]:

@@ -88,7 +88,7 @@ def test_a_day_after_a_rotation_only_the_new_secret_signs(
 def test_a_retry_is_signed_with_its_own_time_and_the_same_id(
     owner: Persona, settings: Any, receiver: Receiver, run_tasks: RunTasks
 ) -> None:
-    from tests.jobs.test_callbacks import run_due_schedules
+    from tests.jobs.conftest import run_due_schedules
 
     receiver.statuses = [500, 200]
     with run_tasks():

@@ -11,8 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from jobs import files, tasks
 from jobs.models import Job
 from tests.conftest import Persona
 from tests.jobs.conftest import stored_files, upload
+from tests.support.waiting import wait_until
 
 
 def test_sweep_removes_an_orphaned_upload_folder_after_an_hour_and_keeps_real_jobs(owner: Persona, media: Path) -> None:
@@ -83,7 +82,7 @@ def test_a_web_process_killed_mid_upload_leaves_nothing_after_the_sweep(
         content = "".join(f"firstname.lastname{i}@company{i % 997}.example\n" for i in range(100_000)).encode()
         thread = threading.Thread(target=_post_quietly, args=(port, key, content), daemon=True)
         thread.start()
-        _wait_for(lambda: list(media.glob("jobs/*/input/*.csv")), timeout=60)
+        wait_until(lambda: list(media.glob("jobs/*/input/*.csv")), "the upload's stored file", 60, every=0.001)
         os.killpg(web.pid, signal.SIGKILL)  # mid-store: input files written, the job row not committed
         web.wait(timeout=10)
     finally:
@@ -107,10 +106,3 @@ def _post_quietly(port: int, key: str, content: bytes) -> None:
             headers={"Authorization": f"Bearer {key}"},
             timeout=60,
         )
-
-
-def _wait_for(found: Callable[[], object], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not found():
-        assert time.monotonic() < deadline, "nothing was stored in time"
-        time.sleep(0.001)

@@ -17,9 +17,9 @@ from jobs.chunk_runs import DEEP_RETRY_ROUNDS
 from jobs.models import Chunk
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_deep_jobs import deep_upload
-from tests.jobs.test_processing import download, job_body
-from tests.support.mta import GREYLIST_DELAY, RATE_LIMITED_JOB_SESSIONS, Exim, MtaLog, Postfix, wait_until
+from tests.support.bulk_jobs import deep_upload, download, job_body
+from tests.support.mta import GREYLIST_DELAY, RATE_LIMITED_JOB_SESSIONS, STARTUP_SECONDS, Exim, MtaLog, Postfix
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.mta, pytest.mark.usefixtures("on_mtas")]
 
@@ -107,7 +107,7 @@ def test_greylisted_by_postgrey_then_valid_once_its_delay_has_passed(owner: Pers
     # Counted from the answer, not from before the request: postgrey saw the recipient before we got
     # it, however long a loaded machine took to ask, and it keeps its times in whole seconds.
     answered = time.monotonic()
-    wait_until(lambda: time.monotonic() > answered + GREYLIST_DELAY + 1, "postgrey's delay to pass")
+    wait_until(lambda: time.monotonic() > answered + GREYLIST_DELAY + 1, "postgrey's delay to pass", GREYLIST_DELAY + 5)
     assert asked(owner, postfix, "greylist", "alice@greylist.mtamatrix.net")[:2] == ("valid", 1)
 
 
@@ -167,7 +167,7 @@ def test_a_hundred_row_job_under_a_connection_rate_limit_ends_definitive(
         job_id = deep_upload(owner, [f"user{i}@rate-limit-job.mtamatrix.net" for i in range(100)]).json()["id"]
     rounds = 0
     while (body := job_body(owner, job_id))["status"] != "completed" and rounds <= DEEP_RETRY_ROUNDS:
-        wait_until(lambda: round_due(job_id), "the deferred round")
+        wait_until(lambda: round_due(job_id), "the deferred round", STARTUP_SECONDS)
         with run_tasks():
             tasks.run_next_chunk()
         rounds += 1

@@ -12,8 +12,9 @@ from verifier import verify_callback
 
 from tests.conftest import Persona
 from tests.jobs.conftest import Receiver, RunTasks, ledger_sum
-from tests.support.mta import GREYLIST_DELAY, Postfix, wait_until
+from tests.support.mta import GREYLIST_DELAY, Postfix
 from tests.support.resolution import balance, deep, event_time, later, read
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.mta, pytest.mark.usefixtures("on_mtas")]
 
@@ -46,7 +47,9 @@ def test_a_greylisted_verification_resolves_on_the_schedule_once_postgreys_delay
     assert balance(owner) == after_first
     assert read(outsider, verification_id).status_code == 404
 
-    wait_until(lambda: time.monotonic() > first_seen + GREYLIST_DELAY + 0.5, "postgrey's delay to pass")
+    wait_until(
+        lambda: time.monotonic() > first_seen + GREYLIST_DELAY + 0.5, "postgrey's delay to pass", GREYLIST_DELAY + 5
+    )
     with later(4, run_tasks):  # the delay is over, but the first retry is not due until 5 minutes
         pass
     pending = read(owner, verification_id).json()["resolution"]

@@ -28,7 +28,7 @@ from accounts.models import Account, Plan
 from billing.models import LedgerEntry
 from jobs.models import Job
 from lib import sql
-from tests.ops.test_dashboard import MAX_QUERIES
+from tests.ops.conftest import MAX_QUERIES
 
 pytestmark = pytest.mark.volume
 LEDGER_ROWS = 1_000_000

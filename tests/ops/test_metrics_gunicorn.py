@@ -10,11 +10,9 @@ import json
 import os
 import shutil
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
@@ -22,6 +20,7 @@ import requests
 from bench.procs import Processes, free_port, wait_for_port
 from tests.support.dns_server import DnsServer
 from tests.support.metrics import Samples, parse, value
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 TOKEN = "e2e-metrics-token"
@@ -78,15 +77,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory, dns_server: DnsServer, migra
         yield Stack(f"http://127.0.0.1:{port}", opened["api_key"])
 
 
-def until(predicate: Any, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.2)
-
-
 def test_readyz_is_ok_with_a_live_qcluster(stack: Stack) -> None:
-    until(lambda: stack.get("/readyz").status_code == 200, timeout=30)
+    wait_until(lambda: stack.get("/readyz").status_code == 200, "/readyz", 30, every=0.2)
     assert stack.get("/readyz").json() == {
         "status": "ok",
         "checks": {"database": "ok", "storage": "ok", "workers": "ok", "dns": "ok"},
@@ -108,7 +100,7 @@ def test_a_bulk_job_run_by_qcluster_moves_the_bulk_counters(stack: Stack) -> Non
     auth = {"Authorization": f"Bearer {stack.api_key}"}
     job = requests.post(f"{stack.base_url}/v1/verify/bulk", files=files, headers=auth, timeout=30).json()
     status = lambda: stack.get(f"/v1/jobs/{job['id']}", **auth).json()["status"]  # noqa: E731
-    until(lambda: status() == "completed", timeout=60)
+    wait_until(lambda: status() == "completed", "the job to complete", 60, every=0.2)
     after = stack.scrape()
     assert value(after, "verifier_bulk_rows_total") == value(before, "verifier_bulk_rows_total") + 12
     name, labels = "verifier_verifications_total", {"status": "valid", "source": "bulk"}

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.portal.test_browser import CHROMIUM, IN_CI, drop_file, log_in_to_the_admin, run_chunks_watching, settled
-from tests.portal.test_browser import page as page  # the fixture: Chromium, its CSP watch
+from tests.support.browser import CHROMIUM, IN_CI, drop_file, log_in_to_the_admin, run_chunks_watching, settled
 
 pytestmark = [
     pytest.mark.browser,

@@ -1,104 +1,47 @@
 """The portal in a real Chromium: sign up, create a key, verify, rotate the secret, revoke the key,
 upload a list and watch its job finish.
 
-Needs /usr/bin/chromium (Debian's `chromium` package; Playwright's own download is not used).
-Skipped without it on a laptop; under CI=true a missing Chromium fails the run.
-Screenshots of each main page go to test-artifacts/screenshots/ for a human look.
+And the API reference's page. Chromium and its `page`: tests/support/browser.py. Screenshots of each
+main page go to test-artifacts/screenshots/ for a human look.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-from django.db import connections
+from tests.support.browser import (
+    BROWSER,
+    CHROMIUM,
+    IN_CI,
+    ROOT,
+    UPDATE_DOCS,
+    drop_file,
+    run_chunks_watching,
+    settled,
+    snap,
+)
 
-from tests.support.db import committed_db
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 JOB_PAGE_IMAGE = ROOT / "docs" / "images" / "job-page.png"
 PREVIEW_IMAGE = ROOT / "docs" / "images" / "upload-preview.png"
 PARTIAL_IMAGE = ROOT / "docs" / "images" / "job-partial.png"
 NO_ADDRESSES_IMAGE = ROOT / "docs" / "images" / "upload-preview-no-addresses.png"
 DELETED_IMAGE = ROOT / "docs" / "images" / "job-deleted.png"
-UPDATE_DOCS = os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1"  # refresh the docs' pictures on purpose only
 JOURNEY_EMAIL = "browser@company.example.com"
 # A CRM export with no `email` header: by content, the sales rep's column (first of two equally full) is picked.
-UPLOAD_JS = """([name, rows]) => {
-  const data = new DataTransfer();
-  data.items.add(new File([rows], name, {type: "text/csv"}));
-  return data;
-}"""
 CRM_ROWS = (
     "Name,Owner,Personal\n"
     "Ann,rep@good.com,ann@good.com\nBob,rep@good.com,bob@nullmx.com\nInfo,rep@good.com,info@good.com\n"
 )
-# Every page reports what its Content-Security-Policy blocked; the `page` fixture fails the test on any.
-CSP_LISTENER = """document.addEventListener("securitypolicyviolation", (event) => window.reportCspViolation(
-  `${location.pathname}: ${event.effectiveDirective} blocked ${event.blockedURI || "inline"}`
-  + ` (${event.sourceFile}:${event.lineNumber})`
-));"""
 RAW_KEY = re.compile(r"ev_live_[A-Za-z0-9]{32}")
-IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists() and not IN_CI,
-        reason=f"{CHROMIUM} is missing (apt-get install chromium); set CI=true to make this a failure",
-    ),
-    # live_server needs committed data; serialized rollback restores the plans afterwards.
-    committed_db,
-]
+pytestmark = BROWSER
+
 
 if CHROMIUM.exists() or IN_CI:
-    from playwright.sync_api import Page, expect, sync_playwright
-
-
-@pytest.fixture
-def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
-    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are still sync.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
-        context.set_default_timeout(10_000)
-        violations: list[str] = []
-        context.expose_function("reportCspViolation", lambda text: violations.append(text))
-        context.add_init_script(CSP_LISTENER)
-        page = context.new_page()
-        page.on(
-            "console", lambda message: "Content Security Policy" in message.text and violations.append(message.text)
-        )
-        yield page
-        browser.close()
-        # ORM calls made while Playwright's loop ran got their own connection (Django keys
-        # connections by context, not only by thread); close it or PostgreSQL cannot drop the test DB.
-        connections.close_all()
-    assert violations == [], "Content-Security-Policy violations:\n" + "\n".join(violations)
-
-
-def snap(page: Page, name: str) -> None:
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    from playwright.sync_api import Page, expect
 
 
 def api_verify(page: Page, key: str) -> int:
@@ -191,26 +134,6 @@ def test_customer_journey_through_the_portal(page: Page, live_server: Any, setti
     bulk_job_journey(page)
 
 
-def as_a_worker(task: Callable[..., None], **kwargs: Any) -> None:
-    """Run a task in its own thread, as a worker would: this thread has Playwright's event loop
-    running, and the DNS checks start their own with asyncio.run()."""
-
-    def work() -> None:
-        try:
-            task(**kwargs)
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(work).result()
-
-
-def settled(page: Page) -> None:
-    """Wait until htmx has no request, swap or settle under way (and then a frame more)."""
-    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
-    page.wait_for_timeout(100)
-
-
 def bulk_job_journey(page: Page) -> None:
     from accounts.models import Account, Plan
 
@@ -276,23 +199,6 @@ def bulk_job_journey(page: Page) -> None:
     partial_job_journey(page)
 
 
-def drop_file(page: Page, name: str, rows: str) -> None:
-    page.dispatch_event("[data-dropzone]", "drop", {"dataTransfer": page.evaluate_handle(UPLOAD_JS, [name, rows])})
-
-
-def run_chunks_watching(page: Page, job_id: str) -> None:
-    """No qcluster here: the in-memory SQLite test database is not visible to another process.
-    The test runs each chunk task itself (the function a worker runs), one at a time, and waits
-    for htmx's 1 s polling to show it: deterministic, no worker start-up or timing."""
-    from jobs.models import Chunk, Job
-    from jobs.worker import chunk_run
-
-    for chunk_id in Chunk.objects.filter(job_id=job_id).values_list("pk", flat=True):
-        as_a_worker(chunk_run, chunk_id=chunk_id)
-        processed = Job.objects.values_list("processed", flat=True).get(pk=job_id)
-        expect(page.locator("[data-count=processed]")).to_have_text(str(processed))
-
-
 def partial_job_journey(page: Page) -> None:
     """A list bigger than the balance: a warning, an explicit confirmation, then a job shown as Partial."""
     from accounts.models import Account
@@ -309,67 +215,6 @@ def partial_job_journey(page: Page) -> None:
     snap(page, "14-job-partial")
     if UPDATE_DOCS:
         page.screenshot(path=str(PARTIAL_IMAGE), full_page=True)
-
-
-def test_staff_grant_credits_in_the_admin(page: Page, live_server: Any) -> None:
-    from tests.factories import AccountFactory
-
-    AccountFactory(owner__email="customer@company.example.com", credits=10)
-    log_in_to_the_admin(page)
-    page.goto("/admin/accounts/account/")
-    snap(page, "20-admin-accounts")
-    page.get_by_role("checkbox", name="Select this object for an action").first.check()
-    page.locator("select[name=action]").select_option("grant_credits")
-    page.get_by_role("button", name="Run").click()
-    page.get_by_label("Credits to grant").fill("500")
-    page.get_by_label("Reason").fill("Conference voucher")
-    snap(page, "21-admin-grant-credits")
-    page.get_by_role("button", name="Grant credits").click()
-    expect(page.get_by_text("Granted 500 credits to 1 account(s).")).to_be_visible()
-    expect(page.locator("td.field-credit_balance")).to_have_text("510")
-
-
-def test_the_admin_ledger_shows_every_column_at_1280_pixels(page: Page, live_server: Any) -> None:
-    from billing.services import credits_reserve
-    from tests.factories import AccountFactory
-
-    account = AccountFactory(owner__email="customer-with-a-long-address@company.example.com", credits=10)
-    note = "a-customer-export-with-a-long-file-name-2026-11-24.csv (job job_AbCdEfGhIjKlMnOpQrStUvWx, part 1)"
-    credits_reserve(account=account, wanted=5, reference="job_AbCdEfGhIjKlMnOpQrStUvWx:chunk:0", note=note)
-    page.set_viewport_size({"width": 1280, "height": 800})
-    log_in_to_the_admin(page)
-    page.goto("/admin/billing/ledgerentry/")
-    expect(page.locator("td.field-description").first).to_have_text(note)
-    overflow = page.evaluate(
-        "() => { const r = document.querySelector('.results'); return r.scrollWidth - r.clientWidth; }"
-    )
-    assert overflow <= 0, f"the ledger's table is {overflow} px wider than its box: its last columns are cut"
-
-
-def log_in_to_the_admin(page: Page) -> None:
-    from django.contrib.auth import get_user_model
-
-    staff = "boss@service.example.com"  # staff sign in by email (createsuperuser makes it the login)
-    get_user_model().objects.create_superuser(staff, staff, "a-long-staff-passphrase")
-    page.goto("/admin/")
-    page.get_by_label("Email").fill(staff)
-    page.get_by_label("Password").fill("a-long-staff-passphrase")
-    page.get_by_role("button", name="Log in").click()
-
-
-def test_every_admin_list_and_add_page_keeps_to_the_content_security_policy(page: Page) -> None:
-    from tests.factories import AccountFactory
-
-    AccountFactory(owner__email="customer@company.example.com", credits=10)
-    log_in_to_the_admin(page)
-    lists = page.locator("#content-main a[href$='/']").evaluate_all("links => links.map(a => a.pathname)")
-    adds = page.locator("#content-main a.addlink").evaluate_all("links => links.map(a => a.pathname)")
-    assert len(lists) >= 8 and len(adds) >= 1
-    for path in dict.fromkeys([*lists, *adds, "/admin/accounts/account/1/change/", "/admin/password_change/"]):
-        response = page.goto(path)
-        assert response is not None and response.status == 200, path
-        # A violation event is a queued task: one more turn of the page's loop delivers any still due.
-        page.evaluate("() => new Promise((resolve) => setTimeout(resolve))")
 
 
 def test_api_reference_renders_and_searches_under_the_content_security_policy(page: Page) -> None:
@@ -400,26 +245,3 @@ def elsewhere(url: str, own: str) -> bool:
     """A request to another origin (blob: and data: URLs are the page's own)."""
     parts = urlsplit(url)
     return parts.scheme not in ("blob", "data") and parts.netloc != own
-
-
-STAFF_DASHBOARD_IMAGE = ROOT / "docs" / "images" / "staff-dashboard.png"
-
-
-def test_staff_dashboard_shows_each_figure_of_the_data(page: Page) -> None:
-    from tests.support import business
-
-    business.build()
-    log_in_to_the_admin(page)
-    page.get_by_role("link", name=re.compile("^Dashboard")).click()
-    expect(page).to_have_url(re.compile(r"/admin/dashboard/$"))
-    for name, value in business.EXPECTED.items():
-        expect(page.locator(f'[data-figure="{name}"]')).to_have_text(value)
-    expect(page.locator('[data-figure="running-out"]')).to_have_count(1)
-    expect(page.locator('[data-figure="top-account"]').first).to_contain_text("alice@shop.example.com")
-    expect(page.locator("svg rect.ops-bar")).to_have_count(30)
-    snap(page, "14-staff-dashboard")
-    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":  # refresh README's picture on purpose only
-        page.screenshot(path=str(STAFF_DASHBOARD_IMAGE), full_page=True)
-    page.locator('[data-figure="jobs-failed"]').click()
-    expect(page).to_have_url(re.compile(r"/admin/jobs/job/\?status__exact=failed"))
-    expect(page.locator("#result_list tbody tr")).to_have_count(1)

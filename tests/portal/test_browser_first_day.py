@@ -19,24 +19,23 @@ from pypdf import PdfReader
 
 from accounts.models import Account
 from billing.models import Payment
-from tests.billing.conftest import localstripe, stripe_live, stripe_on  # noqa: F401
-from tests.billing.test_browser_billing import type_card, webhook_to_live_server  # noqa: F401
-from tests.jobs.test_evaluation import mixed_list
-
-# `page`: Chromium with the CSP listener (a violation fails the test), the browser tests' own fixture.
-from tests.portal.test_browser import (  # noqa: F401
+from tests.billing.conftest import localstripe, stripe_live, stripe_on, webhook_to_live_server  # noqa: F401
+from tests.support.browser import (
+    BROWSER,
     CHROMIUM,
     IN_CI,
     ROOT,
+    TABLES_JS,
     UPDATE_DOCS,
     drop_file,
-    page,
-    pytestmark,
     run_chunks_watching,
     settled,
+    type_card,
 )
-from tests.portal.test_browser_phone import TABLES_JS
+from tests.support.bulk_jobs import mixed_list
 from tests.support.localstripe import CARD_OK
+
+pytestmark = BROWSER
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, ViewportSize, expect

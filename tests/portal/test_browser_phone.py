@@ -13,12 +13,11 @@ from typing import Any
 from django.urls import reverse
 
 from accounts.models import Membership, Role
-from tests.accounts.test_permissions import PORTAL, sample_arguments
 from tests.factories import AccountFactory, UserFactory, issue_key
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, PASSWORD, ROOT, TABLES_JS, UPDATE_DOCS, log_in
+from tests.support.routes import PORTAL, sample_arguments
 
-# `page`: Chromium with the CSP listener, the browser tests' own fixture.
-from tests.portal.test_browser import CHROMIUM, IN_CI, ROOT, UPDATE_DOCS, page, pytestmark  # noqa: F401
-from tests.portal.test_browser_teams import PASSWORD, log_in
+pytestmark = BROWSER
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page
@@ -32,32 +31,6 @@ OVERFLOW_JS = """() => {
     && ![...el.children].some(sticksOut)
   ).map((el) => `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className}`);
   return {scroll: document.documentElement.scrollWidth, width, wide: wide.slice(0, 5)};
-}"""
-# Each visible table that reaches past its box or the screen, named by its caption or the heading above it.
-TABLES_JS = """() => {
-  const screen = document.documentElement.clientWidth;
-  const named = (table) => (table.dataset.table || table.caption?.textContent
-    || table.closest("section, details, main")?.querySelector("h1, h2, h3, summary")?.textContent
-    || "a table").trim();
-  // Visually hidden (a stacked table's header row, a label for screen readers): a box of 1 px or less.
-  const hidden = (el, table) => {
-    for (let node = el; node && node !== table; node = node.parentElement) {
-      const box = node.getBoundingClientRect();
-      if (box.width <= 1 || box.height <= 1) return true;
-    }
-    return false;
-  };
-  return [...document.querySelectorAll("table")].filter((table) => table.getClientRects().length).flatMap((table) => {
-    const room = Math.min(screen, table.parentElement.getBoundingClientRect().right);
-    const out = [...table.querySelectorAll("th, td, a, button, select, input")].filter(
-      (el) => el.getClientRects().length && !hidden(el, table) && el.getBoundingClientRect().right > room + 1
-    );
-    if (!out.length) return [];
-    const wide = Math.round(table.getBoundingClientRect().width);
-    const cut = [...new Set(out.map((el) => (el.dataset.label || el.textContent || el.tagName).trim().slice(0, 30)))];
-    const has = Math.round(room - table.getBoundingClientRect().left);
-    return [`${named(table)}: ${wide} px in ${has} px, out of view: ${cut.slice(0, 4).join(" | ")}`];
-  });
 }"""
 DESKTOP = {"width": 1280, "height": 900}
 # Screenshots of these pages at 390 px go to docs/images/phone-<name>.png.
@@ -215,7 +188,7 @@ PHONE_EVALUATION_IMAGE = ROOT / "docs" / "images" / "phone-upload-evaluation.png
 def test_a_free_account_evaluates_a_10000_row_list_on_a_desktop_and_a_phone(page: Page) -> None:
     from playwright.sync_api import expect
 
-    from tests.jobs.test_evaluation import mixed_list
+    from tests.support.bulk_jobs import mixed_list
 
     account = AccountFactory(plan_code="free", credits=100)
     log_in(page, account.owner.email, PASSWORD)

@@ -5,27 +5,22 @@ invite a member by the link in the mail, accept as a new user, act as a viewer."
 from __future__ import annotations
 
 import re
-import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.core import mail
+from django.utils import timezone
+from time_machine import TimeMachineFixture
 
-# `page`: Chromium with the CSP listener, the browser tests' own fixture (hence F811 in pyproject.toml).
-from tests.portal.test_browser import CHROMIUM, IN_CI, as_a_worker, page, pytestmark, snap  # noqa: F401
+from tests.support.browser import BROWSER, CHROMIUM, IN_CI, as_a_worker, log_in, snap
 from tests.support.totp import totp_code
 
-PASSWORD = "correct horse battery staple"
+pytestmark = BROWSER
+
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect
-
-
-def log_in(page: Page, email: str, password: str = PASSWORD) -> None:
-    page.goto("/login")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
 
 
 def log_out(page: Page) -> None:
@@ -38,7 +33,7 @@ def give_code(page: Page, code: str) -> None:
     page.get_by_role("button", name="Verify").click()
 
 
-def test_two_factor_enrolment_sign_in_and_recovery_codes(page: Page) -> None:
+def test_two_factor_enrolment_sign_in_and_recovery_codes(page: Page, time_machine: TimeMachineFixture) -> None:
     from tests.factories import AccountFactory
 
     email = AccountFactory().email
@@ -58,7 +53,7 @@ def test_two_factor_enrolment_sign_in_and_recovery_codes(page: Page) -> None:
     expect(page).to_have_url(re.compile(r"/login/code$"))
     give_code(page, "000000")
     expect(page.get_by_text("That code is not right")).to_be_visible()
-    time.sleep(1.2)  # django-otp's back-off after a wrong code
+    time_machine.move_to(timezone.now() + timedelta(seconds=1.2))  # past django-otp's back-off after a wrong code
     give_code(page, totp_code(secret, seconds_ahead=30))  # the next step: the enrolment's is spent
     expect(page).to_have_url(re.compile(r"/dashboard$"))
     log_out(page)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -18,39 +16,12 @@ from apikit.models import IdempotencyRecord
 from feedback.models import FeedbackEvent
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_processing import download, job_body
+from tests.privacy.conftest import ERASED, erase, local_files, traces
+from tests.support.bulk_jobs import download, job_body
+from tests.support.personas import member_of
 from tests.support.portal import logged_in
 from tests.support.stored import cells_holding, files_holding
 from verification.models import CachedVerdict, RetriedVerification
-
-ERASED = "jane@good.com"
-CRM = b"Name,Contact\nJane,Jane@Good.com\nJoe,joe@good.com\n"
-
-
-def traces(persona: Persona, run_tasks: RunTasks, *, crm: bytes = CRM) -> str:
-    """The address everywhere an account keeps it: a cached verdict, an idempotent reply, a report, a
-    finished job's result files and a filtered download of them. The job's id."""
-    assert persona.post_json("/v1/verify", {"email": ERASED}, **{"Idempotency-Key": "one"}).status_code == 200
-    assert persona.post_json("/v1/verify/batch", {"emails": [ERASED, "joe@good.com"]}).status_code == 200
-    events = [{"email": ERASED, "outcome": "delivered"}]
-    assert persona.post_json("/v1/feedback", {"events": events}).status_code == 200
-    with run_tasks():
-        data = {"file": _upload_file(crm)}
-        job_id = str(persona.client.post("/v1/verify/bulk", data=data, headers=persona.auth({})).json()["id"])
-    assert persona.get(f"/v1/jobs/{job_id}/results?status=valid&columns=original").status_code == 302
-    return job_id
-
-
-def _upload_file(content: bytes) -> Any:
-    return SimpleUploadedFile("crm.csv", content, "text/csv")
-
-
-def erase(persona: Persona, body: object) -> Any:
-    return persona.post_json("/v1/privacy/erasures", body)
-
-
-def local_files(media: Path) -> list[tuple[str, bytes]]:
-    return [(str(path), path.read_bytes()) for path in media.rglob("*") if path.is_file()]
 
 
 def test_an_erasure_leaves_no_table_and_no_stored_file_holding_the_address(
@@ -127,7 +98,7 @@ def test_bad_input_is_refused_in_the_contracts_shape_and_erases_nothing(owner: P
 
 @pytest.mark.parametrize(("role", "scope"), [("developer", "full"), ("owner", "verify"), ("owner", "read")])
 def test_only_a_full_key_of_an_owner_or_admin_may_erase(owner: Persona, role: str, scope: str) -> None:
-    member = make_member(owner, role)
+    member = member_of(owner, role)
     key, raw = ApiKey.issue(account=owner.account, created_by=member, scope=scope)
     owner.verify(ERASED)
     response = Persona(account=owner.account, api_key=raw, client=Client()).post_json(
@@ -135,17 +106,6 @@ def test_only_a_full_key_of_an_owner_or_admin_may_erase(owner: Persona, role: st
     )
     assert response.status_code == 403 and response.json()["error"]["code"] == "key_not_permitted"
     assert CachedVerdict.objects.count() == 1
-
-
-def make_member(persona: Persona, role: str) -> Any:
-    from accounts.models import Membership
-    from tests.factories import UserFactory
-
-    if role == "owner":
-        return persona.account.owner
-    user = UserFactory(email=f"{role}@example.com")
-    Membership.objects.create(account=persona.account, user=user, role=role)
-    return user
 
 
 def test_the_portal_erases_after_confirmation_and_says_how_many(owner: Persona, run_tasks: RunTasks) -> None:
@@ -165,5 +125,5 @@ def test_the_portal_page_needs_its_csrf_token_and_an_owner_or_admin(owner: Perso
     page = client.get(reverse("privacy"))
     assert page.status_code == 200 and "csrfmiddlewaretoken" in page.content.decode()
     developer = Client()
-    developer.force_login(make_member(owner, "developer"))
+    developer.force_login(member_of(owner, "developer"))
     assert developer.get(reverse("privacy")).status_code == 403

@@ -1,5 +1,5 @@
 """Erasure for a customer with the job files on S3 (django-storages, against the S3-compatible
-server on loopback of tests/jobs/test_s3.py): no object in the bucket holds the address after."""
+server on loopback of tests/support/s3.py): no object in the bucket holds the address after."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.jobs.test_s3 import BUCKET, bucket, s3_endpoint
-from tests.privacy.test_erasure import ERASED, erase, traces
+from tests.privacy.conftest import ERASED, erase, traces
+from tests.support.s3 import BUCKET, bucket, s3_endpoint
 from tests.support.stored import cells_holding, files_holding
 
 __all__ = ["bucket", "s3_endpoint"]  # the fixtures, by import

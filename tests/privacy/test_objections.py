@@ -13,7 +13,7 @@ from apikit.models import IdempotencyRecord
 from lib.address_keys import address_key
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum, upload
-from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
+from tests.support.bulk_jobs import bulk_net, csv_of, download, job_body
 from tests.support.portal import logged_in
 from tests.support.stored import cells_holding
 from verification.models import CachedVerdict, Objection

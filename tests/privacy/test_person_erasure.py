@@ -13,7 +13,7 @@ from lib.address_keys import address_key
 from privacy.models import PersonErasure
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.privacy.test_erasure import ERASED, local_files, traces
+from tests.privacy.conftest import ERASED, local_files, traces
 from tests.support.stored import cells_holding, files_holding
 from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning, Reply

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum
-from tests.jobs.test_processing import bulk_net, csv_of, download, job_body
+from tests.support.bulk_jobs import bulk_net, csv_of, download, job_body
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
 from verification.engine.egress import EgressError, parse_egresses

@@ -6,8 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.dns_server import HOST, MX, DnsServer
-from tests.support.mx_farm import ACCEPT, Script
+from tests.support.mx_farm import ACCEPT, MxFarm, Script
+from verification.engine.dns import ResolverConfig
+from verification.engine.egress import parse_egresses
 from verification.engine.leases import allowance_key
+from verification.engine.mxhosts import host_resolver
+from verification.engine.smtp import SmtpConfig
+from verification.engine.smtp_scheduling import Prober
+from verification.engine.smtp_slots import HostSlots
 
 SENDER = "verify@deep-sender.net"
 # A fully qualified name: with DEBUG off (the live stacks) a start with deep mode on refuses `localhost`.
@@ -121,3 +127,42 @@ def allowances_forgotten(settings: Any) -> None:
         client = redis.Redis.from_url(settings.REDIS_URL)
         client.delete(*(allowance_key(address, "") for address in SCRIPTS))
         client.close()
+
+
+MAILBOX = "127.0.0.2"  # alice exists, others do not
+
+
+def tenants(dns: DnsServer, count: int) -> list[str]:
+    """Domains each naming an MX host of its own, every one of them on MAILBOX."""
+    domains = [f"tenant{i}.deepfarm.net" for i in range(count)]
+    for domain in domains:
+        dns.set(domain, MX(f"{domain.replace('.', '-')}.mail.protection.deepfarm.net"))
+        dns.set(f"{domain.replace('.', '-')}.mail.protection.deepfarm.net", HOST(MAILBOX))
+    return domains
+
+
+CATCH_ALL = "127.0.0.3"  # the farm's catch-all: every recipient accepted
+
+
+def hosted_on(dns: DnsServer, address: str, count: int, name: str) -> list[str]:
+    """Domains each naming an MX host of its own, every one of them on `address` (as tenants())."""
+    domains = [f"{name}{i}.deepfarm.net" for i in range(count)]
+    for domain in domains:
+        dns.set(domain, MX(f"mx.{domain}"))
+        dns.set(f"mx.{domain}", HOST(address))
+    return domains
+
+
+SLOW = "127.0.0.13"  # answers every command 50 ms late
+
+
+def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, *, egress: str = "", proxy: str = "") -> Prober:
+    """The engine's prober on its own (no Django): the farm's port, the loopback resolver, three
+    sessions an address, through `egress` (VERIFIER_SMTP_EGRESS's form; none: direct) or `proxy`."""
+    return Prober(
+        config=SmtpConfig(helo=HELO, mail_from="v@deep-sender.net", port=farm.port, proxy=proxy),
+        resolve=host_resolver(ResolverConfig(nameservers=(dns.address,), timeout=0.5, lifetime=1.0)),
+        allowed=lambda address: True,
+        slots=HostSlots(lock_dir, 3),
+        egresses=parse_egresses(egress),
+    )

@@ -1,7 +1,7 @@
 """Hold politeness leases in a process of its own until killed (the test of a dead process's leases).
 
 python -m tests.support.lease_hold REDIS_URL ADDRESS EGRESS COUNT TTL -> prints "held" once it
-holds COUNT leases on (EGRESS, ADDRESS), then sleeps.
+holds COUNT leases on (EGRESS, ADDRESS), then holds them until it is killed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ async def hold(url: str, address: str, egress: str, count: int, ttl: float) -> N
         for _ in range(count):
             await stack.enter_async_context(leases.held(address, egress))
         print("held", flush=True)
-        await asyncio.sleep(3600)
+        await asyncio.Event().wait()  # never set: the leases are renewed until the process dies
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,16 +68,16 @@ def running(port: int | None = None) -> Iterator[LocalStripe]:
 
 
 def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    def listening() -> bool:
         if process.poll() is not None:
             raise RuntimeError("localstripe exited at start")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
         except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("localstripe did not start within 20 s")
+            return False
+        return True
+
+    wait_until(listening, "localstripe to listen", 20, every=0.05)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -27,6 +25,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.support.certs import key_pem, self_signed
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "tests" / "mta"
@@ -60,14 +59,6 @@ def require(*binaries: Path) -> None:
         pytest.fail(f"real MTAs {why}")
     if why:
         pytest.skip(f"real MTAs {why}")
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = STARTUP_SECONDS) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.02)
 
 
 def free_port(addresses: list[str]) -> int:
@@ -210,7 +201,7 @@ class Postfix(Server):
         self._start_postgrey(postgrey_port)
         subprocess.run([str(POSTFIX), "-c", str(self.conf), "start"], check=True, capture_output=True)
         pid_file = self.root / "queue" / "pid" / "master.pid"
-        wait_until(lambda: "daemon started" in _text(self.log.path), "Postfix to start")
+        wait_until(lambda: "daemon started" in _text(self.log.path), "Postfix to start", STARTUP_SECONDS)
         self.pid = int(pid_file.read_text().strip())
 
     def stop(self) -> None:
@@ -234,7 +225,7 @@ class Postfix(Server):
         command = [str(POSTGREY), f"--inet=127.0.0.1:{port}", f"--delay={GREYLIST_DELAY}", f"--dbdir={dbdir}"]
         with (self.root / "postgrey.log").open("wb") as output:
             self.postgrey = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-        wait_until(lambda: _listening("127.0.0.1", port), "postgrey to listen")
+        wait_until(lambda: _listening("127.0.0.1", port), "postgrey to listen", STARTUP_SECONDS)
 
 
 EXIM_LOG = (r"SMTP connection from \[127\.0\.0\.\d+\]", r"SMTP connection from .* (closed by|lost)")
@@ -256,7 +247,7 @@ class Exim(Server):
         command = [str(EXIM), "-C", str(config), "-bdf", "-oX", f"{EXIM_ADDRESS}:{self.port}"]
         with (self.root / "exim.out").open("wb") as output:
             self.process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-        wait_until(lambda: "daemon started" in _text(self.log.path), "Exim to start")
+        wait_until(lambda: "daemon started" in _text(self.log.path), "Exim to start", STARTUP_SECONDS)
 
     def stop(self) -> None:
         if self.process is not None:

@@ -244,7 +244,7 @@ class MxFarm:
     @staticmethod
     async def _say(writer: asyncio.StreamWriter, script: Script, reply: str) -> None:
         if script.delay:
-            await asyncio.sleep(script.delay)
+            await asyncio.sleep(script.delay)  # not a wait: the script's reply latency
         writer.write(reply.encode() + b"\r\n")
         await writer.drain()
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.test import Client
 
-from accounts.models import Account, ApiKey, KeyMode
-from tests.factories import AccountFactory, issue_key
+from accounts.models import Account, ApiKey, KeyMode, Membership, Role
+from tests.factories import AccountFactory, UserFactory, issue_key
 
 
 @dataclass
@@ -42,3 +42,24 @@ def sandboxed(persona: Persona) -> Persona:
     """The same account, calling with a new test key (`ev_test_…`)."""
     raw = ApiKey.issue(account=persona.account, name="Sandbox", key_mode=KeyMode.TEST)[1]
     return Persona(account=persona.account, api_key=raw, client=persona.client)
+
+
+def member_of(persona: Persona, role: str) -> Any:
+    """A user with `role` in the persona's account (its owner for "owner")."""
+    if role == "owner":
+        return persona.account.owner
+    user = UserFactory(email=f"{role}@example.com")
+    Membership.objects.create(account=persona.account, user=user, role=role)
+    return user
+
+
+def joined(persona: Persona, role: Role, user: Any = None) -> tuple[Any, Client]:
+    user = user or UserFactory()
+    Membership.objects.create(account=persona.account, user=user, role=role)
+    client = Client()
+    client.force_login(user)
+    return user, client
+
+
+def membership(persona: Persona, user: Any) -> Membership:
+    return Membership.objects.get(account=persona.account, user=user)

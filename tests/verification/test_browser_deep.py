@@ -8,31 +8,24 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.portal.test_browser import (
+from tests.support.browser import (
+    BROWSER,
     CHROMIUM,
     IN_CI,
     ROOT,
     UPDATE_DOCS,
     drop_file,
-    page,  # noqa: F401  the fixture
     run_chunks_watching,
     settled,
     snap,
 )
-from tests.support.db import committed_db
 from tests.support.mx_farm import MxFarm
 
 DEEP_VERIFY_IMAGE = ROOT / "docs" / "images" / "deep-verify.png"
 DEEP_JOB_IMAGE = ROOT / "docs" / "images" / "deep-job.png"
 EMAIL = "deep-browser@company.example.com"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason=f"{CHROMIUM} is missing"),
-    committed_db,
-]
+pytestmark = BROWSER
 
 if CHROMIUM.exists() or IN_CI:
     from playwright.sync_api import Page, expect

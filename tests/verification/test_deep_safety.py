@@ -13,7 +13,7 @@ from tests.conftest import Persona
 from tests.support.deep import FORTY_BUSY
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
-from tests.verification.test_deep_verify import deep, verdict_of
+from tests.verification.conftest import deep, verdict_of
 from verification.deep_requests import deep_request_slot
 from verification.engine import Status, SubStatus
 from verification.engine.core import verdicts_isolated

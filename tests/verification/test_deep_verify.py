@@ -19,20 +19,10 @@ from tests.conftest import Persona
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
+from tests.verification.conftest import deep, verdict_of
 from verification.models import CatchAllAnswer, MailboxAnswer
 
 pytestmark = pytest.mark.usefixtures("deep_farm")
-
-
-def deep(persona: Persona, email: str) -> dict[str, Any]:
-    response = persona.post_json("/v1/verify", {"email": email, "validation_mode": "deep"})
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def verdict_of(body: dict[str, Any]) -> tuple[Any, ...]:
-    checks = body["checks"]
-    return body["status"], body["sub_status"], body["is_valid"], checks["smtp_valid"], checks["is_catch_all"]
 
 
 def test_existing_mailbox_of_a_domain_that_refuses_strangers_is_valid(owner: Persona) -> None:

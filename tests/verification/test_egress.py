@@ -21,22 +21,19 @@ import pytest
 import redis
 from django.test import Client
 
-from tests.support.deep import domains_on
+from tests.support.deep import domains_on, prober
 from tests.support.dns_server import DnsServer
 from tests.support.metrics import scrape, value
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
+from tests.support.waiting import wait_until_async
 from tests.verification.conftest import REDIS_URL
 from verification.deep import deep_verify_many
 from verification.egresses import egress_health_all
-from verification.engine.dns import ResolverConfig
 from verification.engine.egress import EgressError, helo_problem, is_reputation_refusal, parse_egresses
 from verification.engine.leases import RedisLeases, lease_key
-from verification.engine.mxhosts import host_resolver
-from verification.engine.smtp import Session, SmtpConfig
+from verification.engine.smtp import Session
 from verification.engine.smtp_replies import Meaning, Reply
-from verification.engine.smtp_scheduling import Prober
-from verification.engine.smtp_slots import HostSlots
 
 SLOW = "127.0.0.13"  # answers every command 50 ms late
 MAILBOX = "127.0.0.2"  # alice exists, others do not
@@ -51,16 +48,6 @@ def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
 
 def own_egress() -> str:
     return f"bind:{A}-{uuid.uuid4().hex[:8]}"
-
-
-def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, egress: str) -> Prober:
-    return Prober(
-        config=SmtpConfig(helo="verifier.deep-sender.net", mail_from="v@deep-sender.net", port=farm.port),
-        resolve=host_resolver(ResolverConfig(nameservers=(dns.address,), timeout=0.5, lifetime=1.0)),
-        allowed=lambda address: True,
-        slots=HostSlots(lock_dir, 3),
-        egresses=parse_egresses(egress),
-    )
 
 
 @pytest.mark.parametrize(
@@ -103,7 +90,7 @@ def test_sessions_are_spread_over_the_bind_egresses_each_saying_its_own_ehlo_nam
 ) -> None:
     domains = domains_on(zone, SLOW, 12, "spread")
     work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}"] for d in domains}
-    findings = asyncio.run(prober(zone, farm, tmp_path, TWO).ask(work, timeout=30))
+    findings = asyncio.run(prober(zone, farm, tmp_path, egress=TWO).ask(work, timeout=30))
     assert {answer.meaning for answer in findings.answers.values()} == {Meaning.ACCEPTED}
     assert farm.stats.by_source[(A, SLOW)] == farm.stats.by_source[(B, SLOW)] == 6
     assert set(farm.stats.helos) == {(A, "a.deep-sender.net"), (B, "b.deep-sender.net")}
@@ -114,7 +101,7 @@ def test_sessions_are_spread_over_the_bind_egresses_each_saying_its_own_ehlo_nam
 def test_a_socks5_egress_carries_its_sessions(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:
     with Socks5Server() as socks:
         work = {("mx1.mailbox.deepfarm.net",): ["alice@mailbox.deepfarm.net"]}
-        findings = asyncio.run(prober(zone, farm, tmp_path, f"{socks.url}|helo=p.deep-sender.net").ask(work, 30))
+        findings = asyncio.run(prober(zone, farm, tmp_path, egress=f"{socks.url}|helo=p.deep-sender.net").ask(work, 30))
     assert findings.answers["alice@mailbox.deepfarm.net"].meaning is Meaning.ACCEPTED
     assert socks.destinations == [(MAILBOX, farm.port)]
     assert [name for _, name in farm.stats.helos] == ["p.deep-sender.net"]
@@ -126,7 +113,7 @@ def test_a_session_refused_for_its_egress_is_asked_again_through_another_before_
     farm.blocked_sources.add(A)
     domains = domains_on(zone, MAILBOX, 6, "listed-egress")
     work = {(f"mx1.{d}", f"mx2.{d}"): [f"alice@{d}", f"bob@{d}"] for d in domains}
-    findings = asyncio.run(prober(zone, farm, tmp_path, TWO).ask(work, timeout=30))
+    findings = asyncio.run(prober(zone, farm, tmp_path, egress=TWO).ask(work, timeout=30))
     meanings = {email: answer.meaning for email, answer in findings.answers.items()}
     assert {meanings[f"alice@{d}"] for d in domains} == {Meaning.ACCEPTED}
     assert {meanings[f"bob@{d}"] for d in domains} == {Meaning.NO_MAILBOX}
@@ -257,7 +244,13 @@ def test_a_held_lease_outlives_its_ttl_while_its_process_renews_it(shared_redis:
         leases, other = RedisLeases(REDIS_URL, 1, ttl=1.0), RedisLeases(REDIS_URL, 1, ttl=1.0)
         try:
             async with leases.held(SLOW, egress):
-                await asyncio.sleep(2.5)  # past two lifetimes: renewed, still ours
+                [(_, first_expiry)] = shared_redis.zrange(lease_key(SLOW, egress), 0, -1, withscores=True)
+
+                async def two_lifetimes_on() -> bool:  # on Redis's clock, the one leases expire by
+                    seconds, microseconds = shared_redis.time()
+                    return seconds + microseconds / 1e6 > first_expiry + 1.0
+
+                await wait_until_async(two_lifetimes_on, "two of the lease's lifetimes", 10)  # renewed, still ours?
                 try:
                     async with asyncio.timeout(0.3), other.held(SLOW, egress):
                         return 2
@@ -332,7 +325,7 @@ def test_hundreds_of_sessions_at_once_take_turns_on_a_few_redis_connections(shar
 
         async def session(n: int) -> None:
             async with leases.held(f"127.0.3.{n % 200 + 1}", egress):
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.02)  # not a wait: a session's work while it holds the lease
 
         await asyncio.gather(*(session(n) for n in range(600)))
         await leases.close()

@@ -22,14 +22,10 @@ import time_machine
 from django.test import Client
 
 from tests.conftest import Persona
-from tests.support.deep import ANVIL, domains_on
+from tests.support.deep import ANVIL, SLOW, domains_on, prober
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
-from tests.verification.conftest import REDIS_URL
-from tests.verification.test_deep_verify import deep, verdict_of
-from tests.verification.test_egress import prober
-from tests.verification.test_smtp_sessions import SLOW
-from tests.verification.test_smtp_sessions import prober as slots_prober
+from tests.verification.conftest import REDIS_URL, deep, verdict_of
 from verification.engine.allowance import (
     FIRST_INTERVAL,
     FORGET_SECONDS,
@@ -107,7 +103,7 @@ def _source() -> str:
 
 def _prober(zone: DnsServer, farm: MxFarm, tmp_path: Path, egress: str) -> Prober:
     """The egress tests' prober, its allowance in Redis, answering at once as a single request does."""
-    return replace(prober(zone, farm, tmp_path, egress), slots=RedisLeases(REDIS_URL, 3), backoff_tries=0)
+    return replace(prober(zone, farm, tmp_path, egress=egress), slots=RedisLeases(REDIS_URL, 3), backoff_tries=0)
 
 
 def test_two_machines_behind_one_egress_share_the_allowance(
@@ -186,7 +182,7 @@ def test_an_address_that_limited_our_rate_gets_one_session_for_a_group_not_three
     earlier = time.time() - 2 * FIRST_INTERVAL  # refused a while ago: its spacing has passed
     AllowanceFile(tmp_path / f"{SLOW}.allowance", 3).learn(Turn(earlier, rate_limited=True), earlier)
     work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice{i}@{domain}" for i in range(24)]}
-    findings = asyncio.run(slots_prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=30))
+    findings = asyncio.run(prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=30))
     assert len(findings.answers) == 24
     assert deep_farm.stats.sessions[SLOW] == 1  # without the refusal: three at once (test_smtp_sessions)
 
@@ -217,6 +213,6 @@ def test_a_session_spaced_past_the_runs_time_is_not_opened_and_asked_again_later
     for n in range(6):  # refused six times running: 32 s between starts
         pace.learn(Turn(now + n / 1000, rate_limited=True), now + n / 1000)
     work = {(f"mx1.{domain}", f"mx2.{domain}"): [f"alice@{domain}"]}
-    findings = asyncio.run(slots_prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=5))
+    findings = asyncio.run(prober(_resolver_on_loopback, deep_farm, tmp_path).ask(work, timeout=5))
     assert findings.answers[f"alice@{domain}"] == THROTTLED  # try_again: greylisted, never unreachable
     assert deep_farm.stats.sessions[ANVIL] == 0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dns_server import HOST, MX, DnsServer
+from tests.support.deep import MAILBOX, tenants
+from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from verification.engine.dns import ResolverConfig
 from verification.engine.mxhosts import host_resolver
@@ -18,21 +19,10 @@ from verification.engine.smtp_replies import Meaning
 from verification.engine.smtp_scheduling import Prober, sessions_needed
 from verification.engine.smtp_slots import HostSlots
 
-MAILBOX = "127.0.0.2"  # alice exists, others do not
-
 
 @pytest.fixture
 def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
     return _resolver_on_loopback
-
-
-def tenants(dns: DnsServer, count: int) -> list[str]:
-    """Domains each naming an MX host of its own, every one of them on MAILBOX."""
-    domains = [f"tenant{i}.deepfarm.net" for i in range(count)]
-    for domain in domains:
-        dns.set(domain, MX(f"{domain.replace('.', '-')}.mail.protection.deepfarm.net"))
-        dns.set(f"{domain.replace('.', '-')}.mail.protection.deepfarm.net", HOST(MAILBOX))
-    return domains
 
 
 def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path) -> Prober:

@@ -14,33 +14,19 @@ from typing import Any
 import pytest
 
 from tests.conftest import Persona
-from tests.support.deep import domains_on
+from tests.support.deep import SLOW, domains_on, prober
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.socks5 import Socks5Server
-from verification.engine.dns import ResolverConfig
-from verification.engine.mxhosts import host_resolver
-from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import Meaning
-from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION, Prober
-from verification.engine.smtp_slots import HostSlots
+from verification.engine.smtp_scheduling import RECIPIENTS_A_SESSION
 
-SLOW = "127.0.0.13"  # answers every command 50 ms late
 BUSY = "127.0.0.10"  # takes one connection at a time, 421 to the others
 
 
 @pytest.fixture
 def zone(deep_farm: MxFarm, _resolver_on_loopback: DnsServer) -> DnsServer:
     return _resolver_on_loopback
-
-
-def prober(dns: DnsServer, farm: MxFarm, lock_dir: Path, proxy: str = "") -> Prober:
-    return Prober(
-        config=SmtpConfig(helo="verifier.deep-sender.net", mail_from="v@deep-sender.net", port=farm.port, proxy=proxy),
-        resolve=host_resolver(ResolverConfig(nameservers=(dns.address,), timeout=0.5, lifetime=1.0)),
-        allowed=lambda address: True,
-        slots=HostSlots(lock_dir, 3),
-    )
 
 
 def test_never_more_than_three_connections_to_one_address(zone: DnsServer, farm: MxFarm, tmp_path: Path) -> None:

@@ -11,12 +11,15 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.support.live_stack import LiveService
+
+# The SDK takes seconds to import: each xdist worker collects this module, one runs it (tests/conftest.py).
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 # `python -m verifier`, with the package beside this suite first on the path: the server runs this
 # checkout's code, whichever checkout (if any) the virtualenv's editable install points at.
@@ -31,6 +34,8 @@ def session_run(
     env |= {"PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")])), **env_extra}
 
     async def main() -> Any:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+
         parameters = StdioServerParameters(command=sys.executable, args=["-m", "verifier", "mcp"], env=env, cwd=cwd)
         async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
@@ -169,6 +174,8 @@ def test_the_server_reports_the_clients_version_and_logs_no_request_lines(servic
     env["PYTHONPATH"] = SOURCE
 
     async def main() -> str:
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+
         parameters = StdioServerParameters(command=sys.executable, args=["-m", "verifier", "mcp"], env=env)
         with errors.open("w") as stderr:
             async with stdio_client(parameters, errlog=stderr) as (read, write), ClientSession(read, write) as session:

@@ -1,9 +1,7 @@
-"""Processing bulk jobs in workers (django-q2 in sync mode): counts, credits, results, crashes."""
+"""Bulk jobs run chunk by chunk in workers (django-q2 in sync mode): counts, credits, results, leases, crashes."""
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from jobs.models import CallbackDelivery, Chunk, Job
 from jobs.result_rows import RESULT_COLUMNS
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import Receiver, RunTasks, crash_chunk_repeatedly, ledger_sum, stored_files, upload
+from tests.support.bulk_jobs import bulk_net, csv_of, download, job_body
 
 MIXED = [
     "Jane@good.com",  # valid
@@ -30,28 +29,6 @@ MIXED = [
     "@cmd",  # escaped too
     "joe@good.com",  # valid
 ]
-
-
-def csv_of(addresses: list[str]) -> bytes:
-    return ("email\n" + "".join(f'"{a}"\n' for a in addresses)).encode()
-
-
-def job_body(persona: Persona, job_id: str) -> dict[str, Any]:
-    response = persona.get(f"/v1/jobs/{job_id}")
-    assert response.status_code == 200
-    return response.json()
-
-
-def download(persona: Persona, url: str) -> list[list[str]]:
-    response = persona.client.get(url.removeprefix("http://testserver"))
-    assert response.status_code == 200, response.content
-    assert response["Content-Type"] == "text/csv; charset=utf-8"
-    return list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8"))))
-
-
-def bulk_net(persona: Persona, job_id: str) -> int:
-    entries = LedgerEntry.objects.filter(account=persona.account, reference__startswith=job_id)
-    return sum(entries.values_list("amount", flat=True))
 
 
 def mixed_job(owner: Persona, settings: Any, run_tasks: RunTasks) -> str:
