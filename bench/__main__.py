@@ -14,6 +14,7 @@ from pathlib import Path
 from bench import (
     address_key_cost,
     bulk,
+    calibration,
     deep,
     deep_unknown,
     engine,
@@ -35,7 +36,7 @@ from bench.results import Measurement
 
 SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
-ON_REQUEST = ("probe", "feedback", "feedback-cost", "deep-unknown", "export", "address-keys")
+ON_REQUEST = ("probe", "feedback", "calibration", "feedback-cost", "deep-unknown", "export", "address-keys")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.only == ["feedback"]:  # a calibration report on a synthetic world: no stack, no load (bench/feedback.py)
         return feedback.main()
+    if args.only == ["calibration"]:  # score / 100 against later outcomes per provider family (bench/calibration.py)
+        return calibration.main()
     if args.only == ["feedback-cost"]:  # the feedback lookup's cost on the verify path (bench/feedback_cost.py)
         return feedback_cost.main()
     if args.only == ["export"]:  # an account export's time and memory (bench/export_cost.py)

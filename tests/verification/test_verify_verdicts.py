@@ -26,7 +26,10 @@ def verdict(body: dict) -> tuple:
         ("someone@aonly.com", ("invalid", "no_mx_record", False, "high", 0)),
         ("someone@nullmx.com", ("invalid", "no_mx_record", False, "high", 0)),
         ("someone@mailinator.com", ("risky", "disposable", False, "high", 10)),
-        ("info@good.com", ("risky", "role_based", False, "medium", 50)),
+        (
+            "info@good.com",
+            ("risky", "role_based", False, "medium", 63),
+        ),  # the `other` family's role score (engine/scores.py)
         ("jane@good.com", ("valid", None, True, "high", 85)),
     ],
 )

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import date
 
 from verification.engine.modes import ValidationMode
+from verification.engine.scores import family_score
 from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning
 from verification.engine.verdict import Status, SubStatus, Verdict
@@ -77,7 +78,7 @@ def deep_verdict(fast: Verdict, answer: Answer, probe: Answer | None, catch_all:
         sub_status=sub_status,
         is_valid=is_valid,
         confidence=confidence,
-        score=score,
+        score=family_score(score, provider=fast.mail_provider, mode=ValidationMode.DEEP, sub_status=sub_status),
         checks=checks,
         validation_mode=ValidationMode.DEEP,
     )

@@ -12,6 +12,7 @@ from typing import Any
 from verification.engine import disposable, lists, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.modes import ValidationMode
+from verification.engine.scores import family_score
 from verification.engine.syntax import Address, rough_parts
 
 
@@ -198,18 +199,20 @@ def _domain_half(domain: str, parsed: bool, status: DomainStatus | None, mx_host
     decided = answer if parsed and answer is not None and answer.status is not DomainStatus.FAILURE else None
     exists, mx_found = (decided.exists, decided.mx_found) if decided is not None else (False, False)
     free = bool(domain) and lists.is_free_provider(domain)
+    provider = providers.mail_provider(mx_hosts) if mx_hosts else None
 
     def outcome(role: bool) -> _Outcome:
         status, sub_status, is_valid, confidence, score = _OUTCOMES[
             _rule(parsed, answer, disposable=throwaway, role=role)
         ]
         checks = plain_checks(parsed, exists, mx_found, throwaway, role, free)
-        return (is_valid, status, sub_status, ValidationMode.FAST, confidence, score, checks)
+        scored = family_score(score, provider=provider, mode=ValidationMode.FAST, sub_status=sub_status)
+        return (is_valid, status, sub_status, ValidationMode.FAST, confidence, scored, checks)
 
     return DomainHalf(
         outcomes=(outcome(False), outcome(True)),
         suggestion=lists.suggest_domain(domain) if domain else None,
-        mail_provider=providers.mail_provider(mx_hosts) if mx_hosts else None,
+        mail_provider=provider,
     )
 
 
