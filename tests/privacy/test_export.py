@@ -20,7 +20,7 @@ from django.utils import timezone
 from accounts.models import ApiKey, AuditEvent
 from billing.models import LedgerEntry, Payment
 from lib.prune import prune_expired
-from privacy import tasks
+from privacy import exports, tasks
 from privacy.models import AccountExport
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks
@@ -139,6 +139,25 @@ def test_asking_again_while_one_is_in_flight_answers_that_one_and_audits_once(
     tasks.build_export(first.json()["id"])  # its worker, as the queue would run it once committed
     assert owner.get(first["Location"]).json()["status"] == "done"
     assert exported(owner, run_tasks)["id"] != first.json()["id"]  # none in flight: a new one
+
+
+def test_an_export_finishing_while_another_is_asked_for_gives_its_place_to_the_new_one(
+    owner: Persona, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen by the fuzzer on a live stack: the insert met the one in flight, which was done by the look."""
+    in_flight = owner.post_json("/v1/account/export", {}).json()["id"]
+    real = exports._queued
+
+    def finished_meanwhile(*args: Any) -> AccountExport:
+        try:
+            return real(*args)
+        finally:  # the constraint refused the insert; the worker finishes the export in flight now
+            AccountExport.objects.filter(pk=in_flight).update(status="done")
+
+    monkeypatch.setattr(exports, "_queued", finished_meanwhile)
+    asked = owner.post_json("/v1/account/export", {})
+    assert asked.status_code == 202, asked.content
+    assert asked.json()["id"] != in_flight and asked.json()["status"] == "queued"
 
 
 def test_an_export_whose_worker_was_lost_is_failed_and_a_new_one_made(owner: Persona, run_tasks: RunTasks) -> None:
