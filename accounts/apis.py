@@ -181,7 +181,9 @@ class KeyCreateSerializer(serializers.Serializer):
     )
     monthly_cap = serializers.IntegerField(allow_null=True, required=False, help_text=_CAP_HELP)
     expires_at = serializers.DateTimeField(
-        allow_null=True, required=False, help_text="RFC 3339; the key is refused from then on. Null: never."
+        allow_null=True,
+        required=False,
+        help_text="RFC 3339, still to come; the key is refused from then on. Null: never.",
     )
     allowed_ips = serializers.ListField(
         child=serializers.CharField(),

@@ -14,6 +14,8 @@ from datetime import datetime
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from typing import Any
 
+from django.utils import timezone
+
 from accounts.models import ApiKey
 from accounts.permissions import SCOPES, Action, role_may
 from lib.errors import DomainError
@@ -134,10 +136,12 @@ def _networks_within(wanted: list[IPv4Network | IPv6Network], allowed: list[IPv4
 
 
 def expiry_parsed(value: object) -> datetime | None:
-    """The keys API's `expires_at`: RFC 3339 or null."""
+    """The keys API's `expires_at`: RFC 3339 or null, and still to come (a key born expired is a mistake)."""
     if value is None:
         return None
     moment = rfc3339_parsed(value)
     if moment is None:
         raise DomainError("expires_at: an RFC 3339 time such as 2027-01-31T00:00:00Z, or null.", "expires_at")
+    if moment <= timezone.now():
+        raise DomainError("expires_at: a time still to come, or null.", "expires_at")
     return moment

@@ -65,6 +65,10 @@ def test_a_publishable_key_is_verify_only_with_origins_and_a_daily_cap_of_1000(o
         ({"kind": "magic"}, "kind"),
         ({"mode": "prod"}, "mode"),
         ({"name": ""}, "name"),
+        ({"expires_at": "tomorrow"}, "expires_at"),
+        # A key born expired is a mistake; and a year before 1000 once came back unpadded, off RFC 3339.
+        ({"expires_at": "0474-03-12T15:28:29Z"}, "expires_at"),
+        ({"expires_at": "2020-01-01T00:00:00Z"}, "expires_at"),
     ],
 )
 def test_a_bad_key_request_is_400_and_makes_nothing(owner: Persona, body: dict[str, Any], param: str) -> None:
