@@ -15,16 +15,7 @@ MAX_LINES = 400
 POLLER = TESTS / "support" / "waiting.py"
 # A sleep that stands for a server's latency or work is marked so on its line; anything else is a wait.
 NOT_A_WAIT = "# not a wait:"
-# Fixed waits still owed a condition (each gives live processes time to do what must not happen, or to
-# queue): listed so that the rule holds for every other line and a new one fails.
-OWED = {
-    "tests/jobs/test_e2e_resolver.py": [
-        "time.sleep(3)  # the workers took the jobs' tasks and found the resolver broken"
-    ],
-    "tests/verification/test_deep_isolation.py": [
-        "time.sleep(0.5)  # the other five are in the web tier, waiting for a slot at the tarpit"
-    ],
-}
+OWED: dict[str, list[str]] = {}  # fixed waits still owed a condition: none
 
 
 def modules() -> list[Path]:

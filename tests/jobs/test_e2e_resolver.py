@@ -8,7 +8,6 @@ are short, so each mode is seen at once; resuming waits for qcluster's scheduler
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -63,6 +62,16 @@ def reservations(stack: Stack, job_id: str) -> int:
     return int(stack.sql("SELECT COUNT(*) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job_id}:%"))
 
 
+def workers_stood_back(stack: Stack) -> Callable[[], bool]:
+    """Every task the uploads queued was taken, and a worker that found the resolver broken left
+    bulk work a one-off schedule to resume it (jobs/chunk_runs.py `waiting_for_resolver`)."""
+    resume = "jobs: resume bulk work once the resolver answers"
+    return lambda: (
+        stack.database.tasks_waiting() == 0
+        and bool(stack.sql("SELECT COUNT(*) FROM django_q_schedule WHERE name = ?", resume))
+    )
+
+
 def test_jobs_wait_in_every_broken_mode_and_complete_right_once_it_recovers(
     stack: Stack, receiver: Receiver, dns_server: DnsServer
 ) -> None:
@@ -74,7 +83,7 @@ def test_jobs_wait_in_every_broken_mode_and_complete_right_once_it_recovers(
         emails = ["jane@good.com", "x@nullmx.com", *real_addresses(dns_server, 40)]
         job = stack.upload(("email\n" + "\n".join(emails)).encode(), receiver.url)
         lists[job["id"]] = emails
-    time.sleep(3)  # the workers took the jobs' tasks and found the resolver broken
+    wait_until(workers_stood_back(stack), "the workers took the jobs' tasks and found the resolver broken", 30)
     for job_id in lists:
         body = stack.job(job_id)
         assert (body["status"], body["progress"]["processed"]) == ("pending", 0), body

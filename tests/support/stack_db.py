@@ -24,6 +24,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ REDIS_ADDRESS = "redis://127.0.0.1:6379"
 # Redis databases a stack may take; 12 and 15 are tests' own (test_api_errors, test_probes), and
 # 9 and 13 the benchmarks' defaults (bench/README.md).
 REDIS_DATABASES = (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 14)
+QUEUE = "verifier"  # the qcluster's name (config/settings.py Q_CLUSTER): the Redis broker's list
 LOCKS = Path("/tmp/verifier-test-redis-locks")
 
 
@@ -63,6 +65,22 @@ class StackDatabase:
             with contextlib.closing(sqlite3.connect(self.url.removeprefix("sqlite:///"))) as connection:
                 row = connection.execute(query, params).fetchone()
         return None if row is None else row[0]
+
+    def tasks_waiting(self) -> int:
+        """Tasks in the stack's queue not yet done: the ORM broker's rows (a task leaves the table once
+        acknowledged), or the Redis list's length (a task leaves it as a worker takes it)."""
+        if "REDIS_URL" in self.env:
+            return int(redis.Redis.from_url(self.env["REDIS_URL"]).llen(QUEUE))
+        return int(self.sql("SELECT COUNT(*) FROM django_q_ormq"))
+
+    def cache_entries(self, prefix: str) -> int:
+        """Live entries of the stack's cache whose key starts with `prefix` (Django's `:1:` version
+        prefix added): the database cache's rows not yet expired, or Redis keys."""
+        key = f":1:{prefix}"
+        if "REDIS_URL" in self.env:
+            return len(redis.Redis.from_url(self.env["REDIS_URL"]).keys(f"{key}*"))
+        now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")  # as Django writes times into SQLite
+        return int(self.sql("SELECT COUNT(*) FROM cache_table WHERE cache_key LIKE ? AND expires > ?", f"{key}%", now))
 
 
 class StackDatabases:
