@@ -77,7 +77,7 @@ def test_a_link_expires_after_seven_days(owner: Persona) -> None:
 
 def test_a_tampered_link_is_refused(owner: Persona) -> None:
     path = invite(owner, "new@example.com")
-    assert Client().get(path[:-2] + "xx").status_code == 404
+    assert Client().get(path[:-2] + ("xx" if not path.endswith("xx") else "yy")).status_code == 404
     assert Client().get("/invitations/1").status_code == 404
 
 

@@ -68,7 +68,7 @@ def test_a_confirmation_link_expires_after_seven_days_and_a_forged_one_is_refuse
     link = confirmation_link()
     with time_machine.travel(timezone.now() + timedelta(days=7, seconds=1)):
         assert Client().get(link).status_code == 404
-    assert Client().get(link[:-3] + "abc").status_code == 404
+    assert Client().get(link[:-3] + ("abc" if not link.endswith("abc") else "abd")).status_code == 404
     assert Account.objects.get().credit_balance == 0
 
 
