@@ -84,7 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` and `make test-all` run on every core (pytest-xdist), scheduled here.
+    """`make test` (a worker a core, and one more) and `make test-all` (a worker a core) run on
+    pytest-xdist, scheduled here.
 
     Not with xdist's own `xdist_group` marks: pytest 9.2 ignores the node ids they rewrite. Tests keep
     pytest-django's order within a worker (transactional ones last)."""
