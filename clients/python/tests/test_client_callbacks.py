@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,10 +16,12 @@ from tests.support.live_stack import LiveService
 def delivered(service: LiveService, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[bytes, dict[str, str]]]:
     """One real callback of a test-key job, as a receiver on loopback got it."""
     received: list[tuple[bytes, dict[str, str]]] = []
+    arrived = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             received.append((self.rfile.read(int(self.headers["Content-Length"])), dict(self.headers.items())))
+            arrived.set()
             self.send_response(204)
             self.end_headers()
 
@@ -33,9 +34,7 @@ def delivered(service: LiveService, tmp_path_factory: pytest.TempPathFactory) ->
     upload.write_text("valid@sandbox.example\n")
     with Client(service.account["test_api_key"], base_url=service.base_url) as client:
         client.bulk_submit(upload, callback_url=f"http://127.0.0.1:{server.server_address[1]}/hook")
-    deadline = time.monotonic() + 60
-    while not received and time.monotonic() < deadline:
-        time.sleep(0.1)
+    arrived.wait(60)
     server.shutdown()
     server.server_close()
     assert received, "no callback arrived"
