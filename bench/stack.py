@@ -110,6 +110,11 @@ class Stack:
         )  # fmt: skip
         wait_for_port(self.port, process=self.web)
 
+    def start_runserver(self) -> None:
+        """The web as `make run` starts it: Django's development server, its autoreloader on."""
+        self.web = self.processes.start(PY, "manage.py", "runserver", f"127.0.0.1:{self.port}")
+        wait_for_port(self.port, process=self.web)
+
     def start_qcluster(self, **env: str) -> None:
         """A qcluster; `env` overrides the stack's environment for it alone (a machine of its own)."""
         own = {**self.processes.env, **env} if env else None
