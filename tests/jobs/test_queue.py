@@ -8,7 +8,7 @@ from django_q.signals import post_spawn
 
 from jobs import queue, tasks
 from tests.support.queues import defined_tasks, is_task_of, named_tasks
-from verification.engine import disposable, lists, providers
+from verification.engine import disposable, lists, providers, smtp_replies
 
 
 def _named() -> set[str]:
@@ -33,5 +33,15 @@ def test_a_worker_reads_the_verdict_rules_lists_as_it_starts() -> None:
         post_spawn.send(sender="django_q", proc_name="Process-1")
         assert [cached.cache_info().currsize for cached in loaded] == [1, 1, 1]
         assert gc.get_freeze_count() > 0  # and out of the collector's walks from then on
+    finally:
+        gc.unfreeze()
+
+
+def test_a_worker_reads_the_smtp_reply_rules_as_it_starts() -> None:
+    # A fresh stack's first deep chunk does not wait for them (nor for importing the deep path).
+    smtp_replies.rules.cache_clear()
+    try:
+        post_spawn.send(sender="django_q", proc_name="Process-1")
+        assert smtp_replies.rules.cache_info().currsize == 1
     finally:
         gc.unfreeze()
