@@ -90,9 +90,8 @@ def _deep_job(dns_address: str, smtp_port: int, farm: subprocess.Popen[str], cas
 
 
 def _start(stack: Stack) -> None:
-    """`make run`'s two processes, then the first answer of the web (bench/bulk.py `booted`)."""
-    stack.start_runserver()
-    stack.start_qcluster()
+    """`make run`'s two processes in one session, then the first answer of the web (bench/bulk.py `booted`)."""
+    stack.start_make_run()
     bulk.booted(stack)
 
 
