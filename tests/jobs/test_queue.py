@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+from django.urls import clear_url_caches, get_resolver
 from django_q.signals import post_spawn
 
 from jobs import queue, tasks
@@ -37,11 +38,13 @@ def test_a_worker_reads_the_verdict_rules_lists_as_it_starts() -> None:
         gc.unfreeze()
 
 
-def test_a_worker_reads_the_smtp_reply_rules_as_it_starts() -> None:
-    # A fresh stack's first deep chunk does not wait for them (nor for importing the deep path).
+def test_a_worker_reads_the_smtp_reply_rules_and_the_url_patterns_as_it_starts() -> None:
+    # A fresh stack's first deep chunk and first callback do not wait for them.
     smtp_replies.rules.cache_clear()
+    clear_url_caches()
     try:
         post_spawn.send(sender="django_q", proc_name="Process-1")
         assert smtp_replies.rules.cache_info().currsize == 1
+        assert get_resolver()._populated
     finally:
         gc.unfreeze()
