@@ -22,6 +22,7 @@ from bench import (
     fairness,
     feedback,
     feedback_cost,
+    outside,
     peer,
     probe,
     report,
@@ -34,9 +35,12 @@ from bench.dnsd import DnsProcess, start_dns
 from bench.procs import ROOT, Processes, interruptible
 from bench.results import Measurement
 
-SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep")
+SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolation", "weather", "deep", "outside")
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
-ON_REQUEST = ("probe", "feedback", "calibration", "feedback-cost", "deep-unknown", "export", "address-keys")
+ON_REQUEST = (
+    "probe", "feedback", "calibration", "feedback-cost", "deep-unknown", "export", "address-keys",
+    "outside-deep", "outside-fairness",
+)  # fmt: skip
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -162,6 +166,8 @@ def _runner(
         return lambda: weather.run(args.processes, args.delay_ms)
     if name == "deep":
         return deep.run
+    if name.startswith("outside"):  # `outside` runs both parts; `outside-deep` or `outside-fairness` one
+        return lambda: outside.run(dns.address, outside.PARTS if name == "outside" else (name.split("-", 1)[1],))
     if name == "deep-unknown":
         return deep_unknown.run
     if name == "probe":

@@ -13,6 +13,7 @@ from typing import Any
 
 from bench.deep import DEEP_JOB, DEEP_LARGE, DEEP_LARGER, DEEP_MACHINES, DEEP_PEER, FAST_BESIDE
 from bench.fairness import FAIRNESS_BIG, FAIRNESS_SMALL, ISOLATION_BUSY, ISOLATION_IDLE
+from bench.outside import OUTSIDE_DEEP, OUTSIDE_DEEP_LARGE, OUTSIDE_FAIR
 from bench.probe import CRASH, LOAD, MONEY
 from bench.results import Measurement
 from bench.single import DOMAIN_CACHED, FLOOR
@@ -93,6 +94,7 @@ def targets(results: list[Measurement]) -> list[Target]:
     out.extend(_many_customers(results))
     out.extend(_weather(results))
     out.extend(_deep(results))
+    out.extend(_outside(results))
     out.extend(_probe(results))
     return out
 
@@ -154,6 +156,26 @@ def _deep(results: list[Measurement]) -> list[Target]:
             _find(results, "deep", lambda m: m.case == DEEP_JOB), _find(results, "deep", lambda m: m.case == DEEP_PEER)
         )
     )
+    return out
+
+
+def _outside(results: list[Measurement]) -> list[Target]:
+    """From outside on a fresh default stack (bench/outside.py): each within its seconds, ≤ 3 at once an address."""
+    out = []
+    for case, name, limit in (
+        (OUTSIDE_DEEP, "outside: deep 2,000 rows, fresh default stack", 1.5),
+        (OUTSIDE_DEEP_LARGE, "outside: deep 20,000 rows, fresh default stack", 5.0),
+        (OUTSIDE_FAIR, "outside: a 50-row job behind five 100k jobs, upload → callback", 1.0),
+    ):
+        found = _find(results, "outside", lambda m, case=case: m.case == case)
+        if found is None:
+            out.append(Target(f"{name} ≤ {limit} s", "-", "-", None))
+            continue
+        detail = f"peak {found.extra['peak_per_address']}" if "peak_per_address" in found.extra else ""
+        ok = not found.errors
+        shown = f"{found.seconds:.2f} s {detail}".strip()
+        met = ok and found.seconds <= limit
+        out.append(Target(f"{name} ≤ {limit} s", shown, f"{limit} s", met, found.seconds, None, limit, ok, detail))
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -108,6 +109,18 @@ class Stack:
             "-b", f"127.0.0.1:{self.port}", "-w", str(workers),
             "--timeout", "120", "--log-level", "warning",
         )  # fmt: skip
+        wait_for_port(self.port, process=self.web)
+
+    def start_make_run(self) -> None:
+        """`make run`'s two processes as it starts them: a shell in a session of its own runs the
+        qcluster in the background and runserver (its autoreloader on) in front. Both share the shell's
+        session, as in a terminal: the worker's lower priority (BULK_WORKER_NICENESS) then yields to
+        the web beside it, while the session as a whole gets its share of a busy machine (Linux's
+        autogroups share the CPU between sessions first). A qcluster in a session of its own, as
+        `start_qcluster` starts it, lowers its whole session's share (lib/niceness.py)."""
+        python = shlex.quote(PY)
+        both = f"{python} manage.py qcluster & {python} manage.py runserver 127.0.0.1:{self.port}; wait"
+        self.web = self.processes.start("bash", "-c", both)
         wait_for_port(self.port, process=self.web)
 
     def start_qcluster(self, **env: str) -> None:

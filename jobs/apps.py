@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import importlib
+
 from django.apps import AppConfig
+from django.urls import get_resolver
 
 from lib.garbage import lifelong_frozen
 from lib.schedules import keep_schedules
+from verification.engine.smtp_replies import rules as smtp_reply_rules
 from verification.engine.verdict import rules_load
 
 
@@ -20,7 +24,15 @@ class JobsConfig(AppConfig):
 
 
 def _worker_started(**_: object) -> None:
-    """A qcluster worker reads the verdict rules' lists as it starts, before any job is waiting on it,
-    then puts what it holds for life out of the garbage collector's walks (lib/garbage.py)."""
+    """A qcluster worker, as it starts and before any job waits on it: reads the verdict rules'
+    lists, imports the tasks it runs (the chunks' whole path, deep mode's SMTP client with it) and
+    reads the SMTP reply rules, and compiles the URL patterns a callback's links are made from; then
+    puts what it holds for life out of the garbage collector's walks (lib/garbage.py). A fresh
+    stack's first deep chunk and first callback otherwise paid for them on the customer's clock."""
     rules_load()
+    from jobs import queue
+
+    importlib.import_module(queue.TASKS)
+    smtp_reply_rules()
+    get_resolver().reverse_dict  # noqa: B018
     lifelong_frozen()

@@ -11,25 +11,34 @@ from collections.abc import Iterable
 from django.utils import timezone
 
 from billing.models import ANSWERS_KEPT, ValidAnswer
+from lib import sql
 from lib.address_keys import address_key
 from verification.engine import Status, Verdict
 from verification.engine.providers import provider_family
 
 
 def valid_answers_record(*, account_id: int, verdicts: Iterable[Verdict]) -> None:
-    """Record the charged verdicts that answered `valid` (as the customer saw them, reports applied)."""
+    """Record the charged verdicts that answered `valid` (as the customer saw them, reports applied).
+    Written by hand (lib/sql.py), in the caller's transaction: a bulk chunk records up to 2,000, and
+    building them as ORM objects took about 7% of a deep chunk's worker time (py-spy)."""
     now = timezone.now()
+    answered_at, expires_at = sql.db_datetime(now), sql.db_datetime(now + ANSWERS_KEPT)
     rows = [
-        ValidAnswer(
-            account_id=account_id,
-            address_key=address_key(verdict.email),
-            provider_family=provider_family(verdict.mail_provider),
-            high_confidence=verdict.confidence == "high",
-            answered_at=now,
-            expires_at=now + ANSWERS_KEPT,
+        (
+            account_id,
+            address_key(verdict.email),
+            provider_family(verdict.mail_provider),
+            verdict.confidence == "high",
+            answered_at,
+            expires_at,
         )
         for verdict in verdicts
         if verdict.status is Status.VALID
     ]
     if rows:
-        ValidAnswer.objects.bulk_create(rows)
+        sql.execute_many(
+            f"INSERT INTO {sql.table(ValidAnswer)}"
+            " (account_id, address_key, provider_family, high_confidence, answered_at, expires_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            rows,
+        )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gc
 
+from django.urls import clear_url_caches, get_resolver
 from django_q.signals import post_spawn
 
 from jobs import queue, tasks
 from tests.support.queues import defined_tasks, is_task_of, named_tasks
-from verification.engine import disposable, lists, providers
+from verification.engine import disposable, lists, providers, smtp_replies
 
 
 def _named() -> set[str]:
@@ -33,5 +34,17 @@ def test_a_worker_reads_the_verdict_rules_lists_as_it_starts() -> None:
         post_spawn.send(sender="django_q", proc_name="Process-1")
         assert [cached.cache_info().currsize for cached in loaded] == [1, 1, 1]
         assert gc.get_freeze_count() > 0  # and out of the collector's walks from then on
+    finally:
+        gc.unfreeze()
+
+
+def test_a_worker_reads_the_smtp_reply_rules_and_the_url_patterns_as_it_starts() -> None:
+    # A fresh stack's first deep chunk and first callback do not wait for them.
+    smtp_replies.rules.cache_clear()
+    clear_url_caches()
+    try:
+        post_spawn.send(sender="django_q", proc_name="Process-1")
+        assert smtp_replies.rules.cache_info().currsize == 1
+        assert get_resolver()._populated
     finally:
         gc.unfreeze()

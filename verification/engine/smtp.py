@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import re
 import socket
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -157,7 +159,7 @@ async def _dialogue(
         await client.ehlo()
         if client.supports_extension("starttls"):
             step = "starttls"
-            await client.starttls(validate_certs=False)
+            await client.starttls(tls_context=_tls_context())
             step = "ehlo"
             await client.ehlo()  # what the server offers inside TLS (SMTPUTF8 among it)
         wire = _wire_forms(recipients)
@@ -176,6 +178,17 @@ async def _dialogue(
         session.failure, session.failed_at = Reply(exc.code, exc.message), step
     except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
         session.failure, session.failed_at = _no_reply(step, exc, session), step
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """STARTTLS without a certificate check, as MTAs do: one context for every session. aiosmtplib
+    builds a default one per session otherwise, reading the system's CA store for nothing (about
+    16 ms of CPU a session: five seconds over a 2,000-row job's 300 sessions)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 def _no_reply(step: str, exc: BaseException, session: Session) -> Reply:
