@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return feedback_cost.main()
     if args.only == ["export"]:  # an account export's time and memory (bench/export_cost.py)
         return export_cost.main()
-    if args.only == ["address-keys"]:  # the HMAC keying of the shared stores (bench/address_key_cost.py)
-        return address_key_cost.main()
+    if args.only == ["address-keys"]:  # the HMAC keying's cost, keyed against unkeyed (bench/address_key_cost.py)
+        return address_key_cost.main(args)
     signal.signal(signal.SIGTERM, _terminate)  # stop everything as on Ctrl-C
     interruptible()
     results: list[Measurement] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,12 @@ def run(
     scenario: str = "bulk",
     with_big_upload: bool = False,
     wide: bool = False,
+    settings_module: str = "config.settings",
+    inspect: Callable[[Stack], dict[str, object]] | None = None,
 ) -> list[Measurement]:
-    """One job on a fresh stack; `wide`: the same addresses in a 6-column file of just under 25 MiB."""
-    with Stack(setup.backend, dns_address) as stack, Receiver() as receiver:
+    """One job on a fresh stack of `settings_module`; `wide`: the same addresses in a 6-column file of
+    just under 25 MiB; `inspect` reads the stack after the job, into the job's measurement's extra."""
+    with Stack(setup.backend, dns_address, settings_module=settings_module) as stack, Receiver() as receiver:
         account = stack.create_account("bulk@bench.example", credits=len(data.rows) + 1000)
         receiver.secret = account.signing_secret
         stack.start_web(workers=2)
@@ -66,6 +70,7 @@ def run(
         booted(stack)  # the workers' start-up is not part of a job's throughput
         content = data.wide_csv_bytes(UPLOAD_LIMIT_BYTES) if wide else data.csv_bytes()
         measurement = _one_job(stack, account, receiver, data, setup, scenario, content)
+        measurement.extra |= inspect(stack) if inspect is not None else {}
         results = [measurement]
         if with_big_upload:
             results.append(_big_upload(stack, setup))

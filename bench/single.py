@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,9 +55,19 @@ class Case:
     request: Callable[[int], tuple[str, str]]  # n -> (api key, email)
 
 
-def run(dns_address: str, requests_per_case: int, backend: str = "sqlite") -> list[Measurement]:
+def run(
+    dns_address: str,
+    requests_per_case: int,
+    backend: str = "sqlite",
+    *,
+    settings_module: str = "bench.settings",
+    only: Collection[str] = (),
+    inspect: Callable[[Stack], dict[str, object]] | None = None,
+) -> list[Measurement]:
+    """Every case, or those named in `only`, on a fresh stack of `settings_module`; `inspect` reads the
+    stack once they are measured, and what it says goes into each measurement's extra."""
     tag = uuid.uuid4().hex[:6]
-    with Stack(backend, dns_address, settings_module="bench.settings") as stack:
+    with Stack(backend, dns_address, settings_module=settings_module) as stack:
         keys: list[str] = json.loads(stack.shell(OPEN_ACCOUNTS % ACCOUNTS).strip().splitlines()[-1])
         stack.start_web(workers=2)
         key = keys[0]
@@ -75,11 +85,12 @@ def run(dns_address: str, requests_per_case: int, backend: str = "sqlite") -> li
             ),
             Case("verify, one key, uncached domains", "/v1/verify", lambda n: (key, f"p{n}@u{n}-{tag}.com")),
         ]
-        results = [_measure(stack, case, requests_per_case) for case in cases]
+        results = [_measure(stack, case, requests_per_case) for case in cases if not only or case.name in only]
         web = stack.web_memory()
+        seen = inspect(stack) if inspect is not None else {}
         for result in results:
             result.memory_mib = {"web largest": web.largest, "web sum": web.total}
-            result.extra["backend"] = backend
+            result.extra |= {"backend": backend, **seen}
         return results
 
 

@@ -4,9 +4,10 @@ for a person, by staff, that in every account and in the shared stores too."""
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 
 from accounts.models import Account
 from apikit.models import IdempotencyRecord
@@ -17,6 +18,7 @@ from jobs.downloads import original_ensure
 from jobs.models import Job
 from lib.address_keys import address_key, address_keys
 from lib.errors import DomainError
+from privacy.exports import exports_erasure
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict, CatchAllAnswer, MailboxAnswer, RetriedVerification
 
@@ -29,6 +31,7 @@ STORES = (
     "verifications_asked_again",
     "valid_answers",
     "job_result_rows",
+    "export_files",
 )
 
 
@@ -48,35 +51,46 @@ def emails_of(body: object) -> list[str]:
 def erasure_for_account(*, account: Account | None, emails: Collection[str]) -> dict[str, int]:
     """Remove `emails` (normalised) from what `account` holds, or every account with None: its
     cached verdicts, reported outcomes, idempotent replies naming them, verifications being asked
-    again, the charged valid answers kept for the guarantee, and its finished jobs' rows of them (the
-    files rewritten). How many of each went, by store."""
+    again, the charged valid answers kept for the guarantee, its finished jobs' rows of them (the
+    files rewritten), and the ZIPs of its finished exports (a copy of those rows). How many of each
+    went, by store."""
     emails = set(emails)
-    keys = list(address_keys(emails))
-    scope = {"account": account} if account is not None else {}
     with transaction.atomic():
-        erased = {
-            "cached_verdicts": CachedVerdict.objects.filter(email__in=emails, **scope).delete()[0],
-            "feedback_reports": FeedbackEvent.objects.filter(address_key__in=keys, **scope).delete()[0],
-            "idempotent_replies": _replies_erase(emails, account),
-            # Deep answers asked again later (verification/resolution.py): their result names the address.
-            "verifications_asked_again": RetriedVerification.objects.filter(result__email__in=emails, **scope).delete()[
-                0
-            ],
-            # Charged valid answers kept for the bounce guarantee (docs/guarantee.md): erased, they refund nothing.
-            "valid_answers": ValidAnswer.objects.filter(address_key__in=keys, **scope).delete()[0],
-        }
+        stores = _stores(emails, account)
+        holders = [account.pk] if account is not None else _holders(stores.values())
+        erased = {store: rows.delete()[0] for store, rows in stores.items()}
+        exports = exports_erasure(accounts=holders)
     erased["job_result_rows"] = _job_rows_erase(emails, account)
+    erased["export_files"] = exports
     return erased
 
 
-def _replies_erase(emails: set[str], account: Account | None) -> int:
+def _stores(emails: set[str], account: Account | None) -> dict[str, models.QuerySet[Any]]:
+    """The rows of the addresses in each store an account holds, by the store's name in the answer."""
+    keys = list(address_keys(emails))
+    scope = {"account": account} if account is not None else {}
+    return {
+        "cached_verdicts": CachedVerdict.objects.filter(email__in=emails, **scope),
+        "feedback_reports": FeedbackEvent.objects.filter(address_key__in=keys, **scope),
+        "idempotent_replies": IdempotencyRecord.objects.filter(pk__in=_replies_naming(emails, scope)),
+        # Deep answers asked again later (verification/resolution.py): their result names the address.
+        "verifications_asked_again": RetriedVerification.objects.filter(result__email__in=emails, **scope),
+        # Charged valid answers kept for the bounce guarantee (docs/guarantee.md): erased, they refund nothing.
+        "valid_answers": ValidAnswer.objects.filter(address_key__in=keys, **scope),
+    }
+
+
+def _holders(stores: Iterable[models.QuerySet[Any]]) -> list[int]:
+    """The accounts with a row in one of the stores: a person's erasure withdraws their exports."""
+    found = {pk for rows in stores for pk in rows.values_list("account_id", flat=True).distinct()}
+    return sorted(pk for pk in found if pk is not None)
+
+
+def _replies_naming(emails: set[str], scope: dict[str, Account]) -> list[int]:
     """Idempotent replies whose body names one of the addresses (kept 24 h: few to read)."""
     needles = [needle for email in emails for needle in {email.encode(), json.dumps(email)[1:-1].encode()}]
-    records = IdempotencyRecord.objects.filter(**({"account": account} if account is not None else {}))
-    doomed = [
-        pk for pk, body in records.values_list("pk", "response_body") if any(n in bytes(body).lower() for n in needles)
-    ]
-    return IdempotencyRecord.objects.filter(pk__in=doomed).delete()[0]
+    records = IdempotencyRecord.objects.filter(**scope).values_list("pk", "response_body")
+    return [pk for pk, body in records if any(n in bytes(body).lower() for n in needles)]
 
 
 def _job_rows_erase(emails: set[str], account: Account | None) -> int:

@@ -98,7 +98,7 @@ class ExportDownloadApi(AccountAPIView):
                     403: _OWNERS_ONLY,
                     404: "not_found: no export of this account's",
                     409: "export_not_ready: the export is queued, running or failed",
-                    410: "export_expired: more than 24 hours since it was done; its file is deleted",
+                    410: "export_expired: 24 hours since it was done, or an erasure since: its file is deleted",
                 },
             ),
         },

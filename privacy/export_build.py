@@ -2,6 +2,7 @@
 privacy/export_contents.py, each as JSON and as CSV, written a row at a time into a temporary file and
 then saved to the default storage (the local disk or S3), so memory stays flat however long the
 ledger. Its progress and heartbeat are written as it goes; once done, the owner is mailed the link.
+An erasure committed while it is built marks it, and the ZIP is built again instead of being done.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ logger = logging.getLogger(__name__)
 # Progress and the heartbeat are written every this many rows (JSON and CSV rows both count).
 PROGRESS_ROWS = 5000
 _RUNNING = AccountExport.Status.RUNNING
+# Builds of one export, each started again because an erasure ran during the last; then it fails.
+BUILDS = 3
+ERASED_EACH_TIME = f"addresses were erased from the account during each of {BUILDS} builds; ask again"
 
 
 class ExportAbandoned(Exception):
@@ -40,32 +44,60 @@ class ExportAbandoned(Exception):
 
 def export_build(*, export_id: str) -> None:
     """Claim the export (a conditional UPDATE: one worker wins), build and store its ZIP, mark it
-    done and mail its link. A failure is recorded on the export and logged, not raised."""
+    done and mail its link. An erasure while it was built makes it build again (up to BUILDS times).
+    A failure is recorded on the export and logged, not raised."""
     export = _claimed(export_id)
     if export is None:
         return
+    for _ in range(BUILDS):
+        built = _built(export)
+        if built is None:
+            return
+        if _done(export, *built):
+            _mail(export)
+            return
+        default_storage.delete(built[0])
+        if not _rebuild_started(export_id):
+            return  # no longer ours (failed as lost, or deleted with its account)
+    _failed(export_id, ERASED_EACH_TIME)
+
+
+def _built(export: AccountExport) -> tuple[str, int, int] | None:
+    """The stored ZIP (`_stored`), or None when the build was abandoned or failed (recorded)."""
     try:
-        name, size, rows = _stored(export)
+        return _stored(export)
     except ExportAbandoned:
-        return
+        return None
     except Exception as error:
-        logger.exception("export %s failed", export_id)
-        failure = f"{type(error).__name__}: could not be built; ask again"
-        AccountExport.objects.filter(pk=export_id, status=_RUNNING).update(
-            status=AccountExport.Status.FAILED, failure=failure[:255], finished_at=timezone.now()
+        logger.exception("export %s failed", export.pk)
+        _failed(export.pk, f"{type(error).__name__}: could not be built; ask again")
+        return None
+
+
+def _failed(export_id: str, failure: str) -> None:
+    AccountExport.objects.filter(pk=export_id, status=_RUNNING).update(
+        status=AccountExport.Status.FAILED, failure=failure[:255], finished_at=timezone.now()
+    )
+
+
+def _rebuild_started(export_id: str) -> bool:
+    """An erasure marked it while it was built (privacy/exports.py `exports_erasure`): its ZIP, now
+    deleted, could hold what went. Clear the mark before reading anything again, so that an erasure
+    committed from now on marks it anew. False if it is not ours and marked."""
+    now = timezone.now()
+    return bool(
+        AccountExport.objects.filter(pk=export_id, status=_RUNNING, rebuild_needed=True).update(
+            rebuild_needed=False, rows_done=0, heartbeat_at=now
         )
-        return
-    if _done(export, name, size, rows):
-        _mail(export)
-    else:
-        default_storage.delete(name)
+    )
 
 
 def _claimed(export_id: str) -> AccountExport | None:
     now = timezone.now()
     claimable = Q(status=AccountExport.Status.QUEUED) | Q(status=_RUNNING, heartbeat_at__lt=now - STALE_AFTER)
+    # The erasure mark is cleared before the build reads anything: an erasure it misses marks it again.
     won = AccountExport.objects.filter(claimable, pk=export_id).update(
-        status=_RUNNING, started_at=now, heartbeat_at=now, rows_done=0
+        status=_RUNNING, started_at=now, heartbeat_at=now, rows_done=0, rebuild_needed=False
     )
     return AccountExport.objects.select_related("account__owner", "requested_by").get(pk=export_id) if won else None
 
@@ -140,7 +172,8 @@ class _Progress:
 def _done(export: AccountExport, name: str, size: int, rows: int) -> bool:
     now = timezone.now()
     export.finished_at, export.link_expires_at = now, now + EXPORT_LINK_VALIDITY
-    won = AccountExport.objects.filter(pk=export.pk, status=_RUNNING).update(
+    # Not done if an erasure marked it meanwhile (privacy/exports.py `exports_erasure`): built again.
+    won = AccountExport.objects.filter(pk=export.pk, status=_RUNNING, rebuild_needed=False).update(
         status=AccountExport.Status.DONE,
         file_name=name,
         file_bytes=size,

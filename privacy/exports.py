@@ -1,6 +1,9 @@
 """An account's export (docs/privacy.md, "Export"): asking for one, finding it, its download and its
 mailed link, and the end of its file. The ZIP itself is built by privacy/export_build.py in a worker.
 
+An erasure (privacy/erasure.py) withdraws the finished exports of the accounts it touches, their ZIPs
+deleted, and makes the ones in flight build again: see `exports_erasure`.
+
 At most one export is in flight (queued or running) per account, held by a unique constraint: asking
 again meanwhile answers the one in flight. One whose worker was lost (no heartbeat for STALE_AFTER,
 or queued for QUEUED_AT_MOST) is failed, and a new one is made.
@@ -9,12 +12,16 @@ or queued for QUEUED_AT_MOST) is failed, and a new one is made.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, models, transaction
+from django.db.models import Value
+from django.db.models.functions import Least
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.urls import reverse
@@ -47,6 +54,13 @@ class ExportNotFound(DomainError):
 class ExportExpired(DomainError):
     code = "export_expired"
     message = "This export's download expired 24 hours after it was built, and its file was deleted: ask for a new one."
+
+
+class ExportWithdrawn(ExportExpired):
+    message = (
+        "This export's file was deleted when addresses were erased from the account (it was a copy of rows the "
+        "erasure removed): ask for a new one."
+    )
 
 
 class ExportNotReady(DomainError):
@@ -105,7 +119,7 @@ def export_file(export: AccountExport, *, now: datetime) -> str:
     if export.status != AccountExport.Status.DONE:
         raise ExportNotReady(export.status)
     if export.is_expired(now):
-        raise ExportExpired
+        raise ExportWithdrawn if export.withdrawn_at is not None else ExportExpired
     return export.file_name
 
 
@@ -137,6 +151,28 @@ def export_files_expire(*, now: datetime) -> int:
             _file_delete(name)
             count += 1
     return count
+
+
+def exports_erasure(*, accounts: Collection[int]) -> int:
+    """An erasure's part, inside its transaction, for the accounts whose rows it removes: a ZIP built
+    before it is a copy of rows that are gone, so every finished export's ZIP (its link valid or not
+    yet swept) is deleted once the erasure is committed, the export shown `expired` with the reason
+    (ExportWithdrawn); an export in flight is marked to be built again, which its worker does before
+    calling it done (privacy/export_build.py). Returns how many ZIPs go."""
+    scoped = AccountExport.objects.filter(account__in=accounts)
+    # First the ones in flight: once marked, a build cannot be marked done (its UPDATE waits for this
+    # transaction, then finds the mark); one done before it is then seen below, and withdrawn.
+    scoped.filter(status__in=IN_FLIGHT).update(rebuild_needed=True)
+    now = timezone.now()
+    withdrawn = 0
+    finished = scoped.filter(status=AccountExport.Status.DONE).exclude(file_name="")
+    for export_id, name in finished.values_list("pk", "file_name"):
+        if AccountExport.objects.filter(pk=export_id, file_name=name).update(
+            file_name="", withdrawn_at=now, link_expires_at=Least("link_expires_at", Value(now))
+        ):
+            transaction.on_commit(partial(_file_delete, name))
+            withdrawn += 1
+    return withdrawn
 
 
 def _file_delete(name: str) -> None:

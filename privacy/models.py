@@ -75,6 +75,10 @@ class AccountExport(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     link_expires_at = models.DateTimeField(null=True, blank=True, help_text="Downloads stop then; the ZIP goes.")
+    # An erasure deleted the ZIP then, before its 24 hours: it could hold what the erasure removed (privacy/exports.py).
+    withdrawn_at = models.DateTimeField(null=True, blank=True, help_text="When an erasure deleted the ZIP early.")
+    # An erasure ran while it was built: the ZIP could hold what went, so it is built again before it is done.
+    rebuild_needed = models.BooleanField(default=False)
     expires_at = models.DateTimeField(default=_export_row_expiry, db_index=True, help_text="The row is pruned then.")
 
     class Meta:

@@ -29,7 +29,7 @@ def document_export_link(result: dict[str, Any], **kwargs: Any) -> dict[str, Any
                 "404": _error("not_found: an unknown or tampered link"),
                 "405": _error("method_not_allowed: anything but GET or HEAD"),
                 "409": _error("export_not_ready: the export is queued, running or failed"),
-                "410": _error("export_expired: more than 24 hours since it was done; its file is deleted"),
+                "410": _error("export_expired: 24 hours since it was done, or an erasure since: its file is deleted"),
             },
         }
     }

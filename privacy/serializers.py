@@ -29,6 +29,11 @@ class ErasedSerializer(serializers.Serializer):
     job_result_rows = serializers.IntegerField(
         min_value=0, help_text="Rows taken out of finished jobs' result files (the files rewritten without them)."
     )
+    export_files = serializers.IntegerField(
+        min_value=0,
+        help_text="Finished account exports whose ZIP was deleted, as it could hold what was erased: their status "
+        "reads `expired`; ask for a new export. An export being built meanwhile is built again without it.",
+    )
 
 
 class ErasureResultSerializer(serializers.Serializer):
@@ -41,7 +46,8 @@ class ExportSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="`exp_` and 24 characters.")
     status = serializers.ChoiceField(
         choices=["queued", "running", "done", "failed", "expired"],
-        help_text="`expired` once a done export's 24 hours have passed (its file is deleted).",
+        help_text="`expired` once a done export's 24 hours have passed (its file is deleted), or earlier once an "
+        "erasure deleted its file (it could hold what was erased): ask for a new one.",
     )
     progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent of the rows written.")
     rows_done = serializers.IntegerField(min_value=0, help_text="Rows written so far (each as JSON and as CSV).")
@@ -51,7 +57,9 @@ class ExportSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     expires_at = serializers.DateTimeField(
-        allow_null=True, help_text="When the download stops and the ZIP is deleted: 24 hours after it was done."
+        allow_null=True,
+        help_text="When the download stops and the ZIP is deleted: 24 hours after it was done, or when an erasure "
+        "deleted it.",
     )
     download_url = serializers.CharField(
         allow_null=True,

@@ -14,9 +14,10 @@ from django.utils import timezone
 from accounts.models import ApiKey, AuditEvent
 from apikit.models import IdempotencyRecord
 from feedback.models import FeedbackEvent
+from privacy.models import AccountExport
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.privacy.conftest import ERASED, erase, local_files, traces
+from tests.privacy.conftest import ERASED, erase, local_files, traces, zips
 from tests.support.bulk_jobs import download, job_body
 from tests.support.personas import member_of
 from tests.support.portal import logged_in
@@ -29,7 +30,9 @@ def test_an_erasure_leaves_no_table_and_no_stored_file_holding_the_address(
 ) -> None:
     job_id = traces(owner, run_tasks)
     assert cells_holding([ERASED]) and files_holding([ERASED], local_files(media))  # there to be found
-    response = erase(owner, {"emails": [" JANE@good.com "]})
+    assert len(zips(local_files(media))) == 1  # the export, built before
+    with run_tasks():  # committed
+        response = erase(owner, {"emails": [" JANE@good.com "]})
     assert response.status_code == 200
     assert response.json() == {
         "erased": {
@@ -39,10 +42,11 @@ def test_an_erasure_leaves_no_table_and_no_stored_file_holding_the_address(
             "verifications_asked_again": 0,
             "valid_answers": 3,  # the single, the batch and the bulk answer
             "job_result_rows": 1,
+            "export_files": 1,
         }
     }
     assert cells_holding([ERASED]) == []
-    assert files_holding([ERASED], local_files(media)) == []
+    assert files_holding([ERASED], local_files(media)) == [] and zips(local_files(media)) == []
     rows = download(owner, job_body(owner, job_id)["result_download_url"])
     assert [row[0] for row in rows[1:]] == ["joe@good.com"]  # the others' rows stay
 
@@ -68,10 +72,12 @@ def test_an_erasure_takes_a_verification_being_asked_again_and_its_id_then_answe
 def test_an_erasure_touches_no_other_account(owner: Persona, outsider: Persona, run_tasks: RunTasks) -> None:
     traces(outsider, run_tasks)
     owner.verify(ERASED)
-    assert erase(owner, {"emails": [ERASED]}).json()["erased"]["cached_verdicts"] == 1
+    with run_tasks():
+        assert erase(owner, {"emails": [ERASED]}).json()["erased"]["cached_verdicts"] == 1
     assert CachedVerdict.objects.filter(account=outsider.account, email=ERASED).count() == 1
     assert FeedbackEvent.objects.filter(account=outsider.account).count() == 1
     assert IdempotencyRecord.objects.filter(account=outsider.account).count() == 1
+    assert AccountExport.objects.get(account=outsider.account).file_name  # its export stays
 
 
 def test_an_erasure_is_audited_without_the_addresses(owner: Persona) -> None:

@@ -1,5 +1,6 @@
 """Erasure for a customer with the job files on S3 (django-storages, against the S3-compatible
-server on loopback of tests/support/s3.py): no object in the bucket holds the address after."""
+server on loopback of tests/support/s3.py): no object in the bucket holds the address after, and the
+account's export built before is deleted from it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
-from tests.privacy.conftest import ERASED, erase, traces
+from tests.privacy.conftest import ERASED, erase, traces, zips
 from tests.support.s3 import BUCKET, bucket, s3_endpoint
 from tests.support.stored import cells_holding, files_holding
 
@@ -24,6 +25,9 @@ def test_an_erasure_leaves_no_object_in_the_bucket_holding_the_address(
 ) -> None:
     traces(owner, run_tasks)
     assert files_holding([ERASED], objects(bucket))  # the result, original and filtered download files
-    assert erase(owner, {"emails": [ERASED]}).json()["erased"]["job_result_rows"] == 1
-    assert files_holding([ERASED], objects(bucket)) == []
+    assert len(zips(objects(bucket))) == 1  # and the export built after
+    with run_tasks():  # committed
+        erased = erase(owner, {"emails": [ERASED]}).json()["erased"]
+    assert (erased["job_result_rows"], erased["export_files"]) == (1, 1)
+    assert files_holding([ERASED], objects(bucket)) == [] and zips(objects(bucket)) == []
     assert cells_holding([ERASED]) == []

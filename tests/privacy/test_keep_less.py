@@ -3,6 +3,8 @@ by the address's HMAC with VERIFIER_ADDRESS_PEPPER, never the address (docs/priv
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import subprocess
 import sys
@@ -48,6 +50,12 @@ def test_the_key_is_the_hmac_of_the_normalised_address_with_the_pepper(settings:
     assert first == address_key("jo@example.com") and len(first) == 64 and "jo" not in first
     settings.VERIFIER_ADDRESS_PEPPER = "another secret"
     assert address_key("jo@example.com") != first
+
+
+def test_the_key_is_plain_hmac_sha256_the_same_at_every_call_so_stored_keys_still_match(settings: Any) -> None:
+    settings.VERIFIER_ADDRESS_PEPPER = "s3cret"
+    expected = hmac.new(b"s3cret", b"jo@example.com", hashlib.sha256).hexdigest()
+    assert [address_key(" Jo@Example.com "), address_key("jo@example.com")] == [expected, expected]
 
 
 def _settings_with(**env: str) -> subprocess.CompletedProcess[str]:

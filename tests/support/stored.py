@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import zipfile
 from collections.abc import Iterable
 
 from django.db import connection, models
@@ -33,6 +35,19 @@ def _cells(table: str) -> Iterable[tuple[str, str, object]]:
 
 
 def files_holding(needles: Iterable[str], contents: Iterable[tuple[str, bytes]]) -> list[str]:
-    """The names of the (name, content) files that hold one of the needles (case-insensitive)."""
+    """The names of the (name, content) files that hold one of the needles (case-insensitive); a ZIP
+    (an account's export) is searched inside too, each of its files uncompressed."""
     lowered = [needle.lower().encode() for needle in needles]
-    return [name for name, content in contents if any(needle in content.lower() for needle in lowered)]
+    return [
+        name
+        for name, content in contents
+        if any(needle in part.lower() for part in _readable(content) for needle in lowered)
+    ]
+
+
+def _readable(content: bytes) -> list[bytes]:
+    """The file as stored and, for a ZIP, each file inside it."""
+    if not content.startswith(b"PK\x03\x04"):
+        return [content]
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        return [content, *(archive.read(name) for name in archive.namelist())]
