@@ -203,10 +203,7 @@ _KEY_ADMIN = "For a live, full-scope secret key created by an owner or admin; an
 
 
 class KeysAPIView(AccountAPIView):
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if not self.key.is_live:
-            raise ApiError(403, "key_not_permitted", "A test key may not manage keys: use a live key.")
+    live_only = "A test key may not manage keys: use a live key."
 
     def actor(self) -> Actor:
         """The calling key, acting with its creator's role (accounts/key_limits.py holds it to its limits)."""

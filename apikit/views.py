@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from accounts.models import Account, ApiKey
 from accounts.permissions import Action
 from apikit.authentication import ApiClient
+from apikit.exceptions import ApiError
 from apikit.key_throttle import rate_limit_of
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -28,9 +29,17 @@ class AccountAPIView(APIView):
     """An API view acting for the account that owns the request's key.
 
     `permission` names the action of each method, checked by apikit.permissions.KeyPermitted.
+    `live_only`, when set, is why a test key is refused here (403 key_not_permitted): the sandbox
+    never reaches the account's live data, nor changes it.
     """
 
     permission: ClassVar[dict[str, Action]] = {}
+    live_only: ClassVar[str] = ""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if self.live_only and not self.key.is_live:
+            raise ApiError(403, "key_not_permitted", self.live_only)
 
     @property
     def account(self) -> Account:

@@ -15,6 +15,7 @@ from privacy.services import account_erasure
 
 class ErasureApi(AccountAPIView):
     permission = {"POST": Action.ERASE}
+    live_only = "A test key may not erase the account's data: use a live key."
     max_body_bytes = 1024 * 1024  # 1,000 addresses of up to 1,000 characters
 
     @extend_schema(
@@ -27,7 +28,7 @@ class ErasureApi(AccountAPIView):
                 described={
                     400: f"invalid_request (param `emails`): not a list of 1 to {MAX_EMAILS:,} non-blank strings "
                     "of at most 1,000 characters; nothing is erased",
-                    403: "key_not_permitted: only a `full` key created by an owner or admin may erase",
+                    403: "key_not_permitted: only a live `full` key created by an owner or admin may erase",
                     413: "request_too_large: a JSON body over 1 MB",
                 },
             ),

@@ -24,7 +24,9 @@ from privacy.models import AccountExport
 from privacy.serializers import ExportSerializer
 from privacy.services import export_asked
 
-_OWNERS_ONLY = "key_not_permitted: only a `full` key made by an owner may export the account"
+_OWNERS_ONLY = "key_not_permitted: only a live `full` key made by an owner may export the account"
+# The sandbox never reaches the account's live data: a test key exports nothing.
+_LIVE_ONLY = "A test key may not export the account: use a live key."
 
 
 def export_resource(export: AccountExport) -> dict[str, object]:
@@ -47,6 +49,7 @@ def export_resource(export: AccountExport) -> dict[str, object]:
 
 
 class ExportApi(AccountAPIView):
+    live_only = _LIVE_ONLY
     permission = {"POST": Action.EXPORT}
 
     @extend_schema(
@@ -69,6 +72,7 @@ class ExportApi(AccountAPIView):
 
 
 class ExportDetailApi(AccountAPIView):
+    live_only = _LIVE_ONLY
     permission = {"GET": Action.EXPORT}
 
     @extend_schema(
@@ -84,6 +88,7 @@ class ExportDetailApi(AccountAPIView):
 
 
 class ExportDownloadApi(AccountAPIView):
+    live_only = _LIVE_ONLY
     permission = {"GET": Action.EXPORT}
 
     @extend_schema(

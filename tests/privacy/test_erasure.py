@@ -19,7 +19,7 @@ from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks
 from tests.privacy.conftest import ERASED, erase, local_files, traces, zips
 from tests.support.bulk_jobs import download, job_body
-from tests.support.personas import member_of
+from tests.support.personas import member_of, sandboxed
 from tests.support.portal import logged_in
 from tests.support.stored import cells_holding, files_holding
 from verification.models import CachedVerdict, RetriedVerification
@@ -86,6 +86,13 @@ def test_an_erasure_is_audited_without_the_addresses(owner: Persona) -> None:
     event = AuditEvent.objects.get(account=owner.account, action=AuditEvent.Action.ADDRESSES_ERASED)
     assert event.key_prefix and event.detail.startswith("2 addresses; cached_verdicts 1,")
     assert "jane" not in event.detail
+
+
+def test_a_test_key_erases_nothing(owner: Persona) -> None:
+    owner.verify(ERASED)
+    response = erase(sandboxed(owner), {"emails": [ERASED]})
+    assert (response.status_code, response.json()["error"]["code"]) == (403, "key_not_permitted")
+    assert CachedVerdict.objects.filter(account=owner.account, email=ERASED).exists()
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from privacy.models import AccountExport
 from tests.conftest import Persona, make_persona
 from tests.jobs.conftest import RunTasks
 from tests.privacy.conftest import csv_rows, download, exported, json_rows, zip_of
-from tests.support.personas import member_of
+from tests.support.personas import member_of, sandboxed
 from tests.support.portal import logged_in
 
 SECTIONS = ("account", "members", "api_keys", "credit_ledger", "payments", "audit_log", "jobs", "feedback_reports")
@@ -187,6 +187,20 @@ def test_another_accounts_export_is_404_everywhere(owner: Persona, outsider: Per
         assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found")
     page = logged_in(outsider).get(reverse("privacy-export-download", args=[export["id"]]))
     assert page.status_code == 404
+
+
+def test_a_test_key_exports_nothing_and_reads_no_export(owner: Persona, run_tasks: RunTasks) -> None:
+    """The sandbox never reaches the account's live data, even with the owner's full scope."""
+    export = exported(owner, run_tasks)
+    sandbox = sandboxed(owner)
+    for response in (
+        sandbox.post_json("/v1/account/export", {}),
+        sandbox.get(f"/v1/account/export/{export['id']}"),
+        sandbox.get(f"/v1/account/export/{export['id']}/download"),
+    ):
+        assert (response.status_code, response.json()["error"]["code"]) == (403, "key_not_permitted")
+        assert "test key" in response.json()["error"]["message"]
+    assert AccountExport.objects.count() == 1
 
 
 def test_the_owner_exports_from_the_privacy_page_and_downloads_it_there(owner: Persona, run_tasks: RunTasks) -> None:
