@@ -33,8 +33,8 @@ def privacy_page(request: HttpRequest, account: Account) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         emails = form.cleaned_data["emails"]
         erased = account_erasure(request=request, account=account, emails=emails)
-        said = ", ".join(f"{count} {store.replace('_', ' ')}" for store, count in erased.items())
-        messages.success(request, f"{len(emails)} addresses erased: {said}.")
+        said = ", ".join(f"{store.replace('_', ' ')} {count}" for store, count in erased.items())
+        messages.success(request, f"{len(emails)} {'address' if len(emails) == 1 else 'addresses'} erased: {said}.")
         return redirect("privacy")
     context = {"form": form, "retention": retention, "region": _region_form(account)}
     return _page(request, account, context, status=400 if form.errors else 200)
