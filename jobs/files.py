@@ -31,10 +31,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import IO
 
 from django.core.files import File
-from django.core.files.storage import FileSystemStorage, default_storage
+from django.core.files.storage import default_storage
 
 from jobs.csvfile import LaterRows
 from jobs.result_rows import QUOTED, RESULT_COLUMNS, result_text
+from lib.storage import folder_listing
 from lib.tokens import random_base62
 from verification.engine import Verdict
 
@@ -230,9 +231,6 @@ def job_files_delete(job_id: str) -> None:
 
 
 def _folder_files(folder: str) -> list[str]:
-    # S3 has no folders (exists() is False for a prefix); listing an absent prefix is simply empty.
-    if isinstance(default_storage, FileSystemStorage) and not default_storage.exists(folder):
-        return []
     return list(walk(folder))
 
 
@@ -250,7 +248,7 @@ def _save(name: str, content: IO[bytes]) -> str:
 
 
 def walk(folder: str) -> Iterator[str]:
-    subfolders, names = default_storage.listdir(folder)
+    subfolders, names = folder_listing(folder)  # nothing, for a folder that holds nothing
     yield from (folder + name for name in names)
     for sub in subfolders:
         yield from walk(f"{folder}{sub}/")

@@ -18,6 +18,7 @@ from accounts.plans import RETENTION_MAX_DAYS
 from jobs import files
 from jobs.models import Job
 from lib.errors import DomainError
+from lib.storage import folder_listing
 
 FINISHED = (Job.Status.COMPLETED, Job.Status.FAILED)
 # Jobs whose files one run of the scheduled task deletes; the next run takes the rest.
@@ -69,7 +70,7 @@ def orphan_sweep(known_job_ids: Callable[[list[str]], set[str]]) -> list[str]:
     process killed mid-request. Returns what was deleted.
     """
     cutoff = timezone.now() - ORPHAN_AFTER
-    folders = default_storage.listdir("jobs/")[0] if default_storage.exists("jobs/") else []
+    folders = folder_listing("jobs/")[0]
     known = set().union(*(known_job_ids(folders[i : i + 500]) for i in range(0, len(folders), 500)))
     deleted = []
     for folder in folders:

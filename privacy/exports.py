@@ -30,6 +30,7 @@ from django.utils import timezone
 from accounts.models import Account, ApiKey
 from lib.errors import DomainError
 from lib.signing import short_token, short_token_value
+from lib.storage import folder_listing
 from privacy import queue
 from privacy.models import EXPORT_KEPT, AccountExport
 
@@ -151,6 +152,23 @@ def export_files_expire(*, now: datetime) -> int:
             _file_delete(name)
             count += 1
     return count
+
+
+# A ZIP in storage that no export names is an orphan once this old: its worker died between storing it
+# and marking the export done (that takes milliseconds; the hour leaves every build in flight alone).
+ORPHAN_AFTER = timedelta(hours=1)
+
+
+def export_orphans_sweep(*, now: datetime) -> int:
+    """Delete ZIPs under exports/ that no export names and that are over ORPHAN_AFTER old: a worker
+    killed between storing its ZIP and marking the export done left them, and nothing else would
+    ever delete them (the export is failed as lost, without a file name)."""
+    names = [f"exports/{name}" for name in folder_listing("exports/")[1]]
+    named = set(AccountExport.objects.filter(file_name__in=names).values_list("file_name", flat=True))
+    orphans = [n for n in names if n not in named and default_storage.get_modified_time(n) < now - ORPHAN_AFTER]
+    for name in orphans:
+        _file_delete(name)
+    return len(orphans)
 
 
 def exports_erasure(*, accounts: Collection[int]) -> int:

@@ -92,6 +92,18 @@ def test_on_s3_retention_removes_the_files(owner: Persona, run_tasks: RunTasks, 
     assert keys(bucket) == []
 
 
+def test_on_s3_the_sweep_removes_an_orphaned_upload_folder_after_an_hour(
+    owner: Persona, run_tasks: RunTasks, bucket: Any
+) -> None:
+    job_id = finished(owner, run_tasks)
+    kept = keys(bucket)
+    bucket.put_object(Bucket=BUCKET, Key=f"jobs/job_{'O' * 24}/input/0.txt", Body=b"cut@off.com\n")  # no job row
+    assert tasks.sweep_orphan_uploads() == 0  # young: maybe an upload still being stored
+    with time_machine.travel(timezone.now() + timedelta(minutes=61)):
+        assert tasks.sweep_orphan_uploads() == 1
+    assert keys(bucket) == kept and all(key.startswith(f"jobs/{job_id}/") for key in kept)
+
+
 def test_on_s3_a_grouped_deep_job_comes_back_in_input_order_and_keeps_only_its_result_files(
     owner: Persona,
     settings: Any,

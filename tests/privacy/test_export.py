@@ -113,6 +113,15 @@ def test_the_owner_is_mailed_a_link_that_downloads_for_24_hours_then_answers_410
         assert owner.get(f"/v1/account/export/{export['id']}").status_code == 404
 
 
+def test_a_zip_a_lost_worker_left_unnamed_goes_after_an_hour(owner: Persona, run_tasks: RunTasks, media: Path) -> None:
+    export = exported(owner, run_tasks)
+    (media / "exports" / "999999.zip").write_bytes(b"PK")  # stored, then its worker killed before "done"
+    assert tasks.expire_export_files() == 0  # under an hour old: it may be a build about to be done
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        assert tasks.expire_export_files() == 1
+    assert [path.name for path in (media / "exports").iterdir()] == [f"{export['id']}.zip"]
+
+
 def test_the_keys_download_redirects_to_the_signed_link_and_a_tampered_link_is_404(
     owner: Persona, run_tasks: RunTasks
 ) -> None:

@@ -33,3 +33,14 @@ def test_the_export_is_saved_to_the_bucket_downloads_and_goes_after_24_hours(
     with time_machine.travel(timezone.now() + timedelta(hours=25)):
         assert tasks.expire_export_files() == 1
     assert keys(bucket) == []
+
+
+def test_a_zip_a_lost_worker_left_unnamed_goes_from_the_bucket_after_an_hour(
+    owner: Persona, run_tasks: RunTasks, bucket: Any
+) -> None:
+    export = exported(owner, run_tasks)
+    bucket.put_object(Bucket=BUCKET, Key="exports/999999.zip", Body=b"PK")  # stored, then its worker killed
+    assert tasks.expire_export_files() == 0  # under an hour old: it may be a build about to be done
+    with time_machine.travel(timezone.now() + timedelta(hours=2)):
+        assert tasks.expire_export_files() == 1
+    assert keys(bucket) == [f"exports/{export['id']}.zip"]
