@@ -19,7 +19,8 @@ the upload's first byte to the completion a client sees polling `GET /v1/jobs/{i
 
 Each deep and bulk job's time is split by the job's own timestamps (wall clock, to the microsecond in the
 database): the upload's POST, queued (created → its first chunk claimed), running (claimed →
-completed) and seen (completed → the poll that saw it).
+completed) and seen (completed → the poll that saw it); the bulk job's also by the CPU seconds its
+qcluster used meanwhile.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from bench import bulk, deep, peer
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess
 from bench.fairness import BIG_JOBS, SMALL_DELAY, SMALL_ROWS
-from bench.procs import PY
+from bench.procs import PY, command_line, cpu_seconds, group_members
 from bench.receiver import Receiver
 from bench.results import Measurement
 from bench.stack import Account, Stack
@@ -107,8 +108,9 @@ def _bulk(data: Dataset, dns: DnsProcess, peer_rows: int | None) -> list[Measure
     with Stack("sqlite", dns.address, extra_env=MAKE_RUN) as stack:
         account = stack.create_account("bulk@outside.example", credits=rows + 1000)
         _start(stack)
+        idle = _qcluster_cpu(stack)
         seen = _upload_and_poll(stack, account, data.csv_bytes(), "fast")
-        phases = _phases(stack, seen)
+        phases = _phases(stack, seen) | {"qcluster_cpu_s": round(_qcluster_cpu(stack) - idle, 2)}
     errors = []
     if seen.job["status"] != "completed" or seen.job["progress"]["processed"] != data.unique:
         errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}, expected {data.unique} processed")
@@ -116,6 +118,13 @@ def _bulk(data: Dataset, dns: DnsProcess, peer_rows: int | None) -> list[Measure
                        errors=errors)  # fmt: skip
     theirs = peer.run(data, dns.host, dns.port, peer_rows)
     return [ours, dataclasses.replace(theirs, scenario="outside", case=OUTSIDE_PEER)]
+
+
+def _qcluster_cpu(stack: Stack) -> float:
+    """The CPU seconds the qcluster's processes have used so far: on a shared machine a steadier
+    figure of the worker's cost than the wall clock."""
+    assert stack.web is not None
+    return cpu_seconds([pid for pid in group_members(stack.web.pid) if "qcluster" in command_line(pid)])
 
 
 def _start(stack: Stack) -> None:
