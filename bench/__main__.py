@@ -39,7 +39,7 @@ SCENARIOS = ("engine", "bulk", "single", "peer", "scaling", "fairness", "isolati
 # Run only when named in --only: checks of correctness under load, not measurements (bench/probe.py).
 ON_REQUEST = (
     "probe", "feedback", "calibration", "feedback-cost", "deep-unknown", "export", "address-keys",
-    "outside-deep", "outside-fairness",
+    "outside-deep", "outside-fairness", "outside-bulk",
 )  # fmt: skip
 
 
@@ -166,8 +166,9 @@ def _runner(
         return lambda: weather.run(args.processes, args.delay_ms)
     if name == "deep":
         return deep.run
-    if name.startswith("outside"):  # `outside` runs both parts; `outside-deep` or `outside-fairness` one
-        return lambda: outside.run(dns.address, outside.PARTS if name == "outside" else (name.split("-", 1)[1],))
+    if name.startswith("outside"):  # `outside` runs every part; `outside-deep`, `-fairness` or `-bulk` one
+        parts = outside.PARTS if name == "outside" else (name.split("-", 1)[1],)
+        return lambda: outside.run(dns, data, parts, args.peer_rows)
     if name == "deep-unknown":
         return deep_unknown.run
     if name == "probe":

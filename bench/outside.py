@@ -12,14 +12,20 @@ the upload's first byte to the completion a client sees polling `GET /v1/jobs/{i
   the farm counts the sessions and the most one address had at once (never more than 3).
 - fairness: five accounts upload the `fairness` scenario's 100,000-row lists at once; 0.5 s after
   the last is accepted, a sixth uploads 50 rows: its upload → signed callback.
+- bulk: the bench's generated list (bench/data.py, 100,000 rows by default) as one fast job against
+  the loopback DNS server the run started (2 ms answers), upload → completion polled; then, with
+  the stack stopped, email-validator with a caching resolver on the same rows and the same DNS
+  server (bench/peer.py; `--peer-rows` caps its rows), so the ratio is of one run.
 
-Each deep job's time is split by the job's own timestamps (wall clock, to the microsecond in the
+Each deep and bulk job's time is split by the job's own timestamps (wall clock, to the microsecond in the
 database): the upload's POST, queued (created → its first chunk claimed), running (claimed →
-completed) and seen (completed → the poll that saw it).
+completed) and seen (completed → the poll that saw it); the bulk job's also by the CPU seconds its
+qcluster used meanwhile.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import subprocess
@@ -30,10 +36,11 @@ from typing import Any
 
 import requests
 
-from bench import bulk, deep
-from bench.data import default_domains, generate
+from bench import bulk, deep, peer
+from bench.data import Dataset, default_domains, generate
+from bench.dnsd import DnsProcess
 from bench.fairness import BIG_JOBS, SMALL_DELAY, SMALL_ROWS
-from bench.procs import PY
+from bench.procs import PY, command_line, cpu_seconds, group_members
 from bench.receiver import Receiver
 from bench.results import Measurement
 from bench.stack import Account, Stack
@@ -45,15 +52,21 @@ FAIR_ROWS = 100_000
 OUTSIDE_DEEP = "deep, 2,000 rows, 100 MX addresses, 50 ms replies: upload → completion polled"
 OUTSIDE_DEEP_LARGE = "deep, 20,000 rows, same 100 MX addresses: upload → completion polled"
 OUTSIDE_FAIR = "a 50-row fast job behind five 100,000-row jobs: upload → callback"
-PARTS = ("deep", "fairness")
+OUTSIDE_BULK = "the bench's list as one fast job: upload → completion polled"
+OUTSIDE_PEER = "email-validator, caching resolver, the same rows and DNS server"
+PARTS = ("deep", "fairness", "bulk")
 
 
-def run(dns_address: str, parts: tuple[str, ...] = PARTS) -> list[Measurement]:
+def run(
+    dns: DnsProcess, data: Dataset, parts: tuple[str, ...] = PARTS, peer_rows: int | None = None
+) -> list[Measurement]:
     measured = []
     if "deep" in parts:
         measured.extend(_deep_cases())
     if "fairness" in parts:
-        measured.append(_fairness(dns_address))
+        measured.append(_fairness(dns.address))
+    if "bulk" in parts:
+        measured.extend(_bulk(data, dns, peer_rows))
     return measured
 
 
@@ -87,6 +100,31 @@ def _deep_job(dns_address: str, smtp_port: int, farm: subprocess.Popen[str], cas
         errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}")
     extra = {"sessions": counts["sessions"], "peak_per_address": counts["peak_per_address"], **phases}
     return Measurement("outside", case, "rows/s", count / seen.seconds, count, seen.seconds, extra=extra, errors=errors)
+
+
+def _bulk(data: Dataset, dns: DnsProcess, peer_rows: int | None) -> list[Measurement]:
+    """Our job on a fresh stack, then the peer on the same rows with the stack stopped (one machine, one run)."""
+    rows = len(data.rows)
+    with Stack("sqlite", dns.address, extra_env=MAKE_RUN) as stack:
+        account = stack.create_account("bulk@outside.example", credits=rows + 1000)
+        _start(stack)
+        idle = _qcluster_cpu(stack)
+        seen = _upload_and_poll(stack, account, data.csv_bytes(), "fast")
+        phases = _phases(stack, seen) | {"qcluster_cpu_s": round(_qcluster_cpu(stack) - idle, 2)}
+    errors = []
+    if seen.job["status"] != "completed" or seen.job["progress"]["processed"] != data.unique:
+        errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}, expected {data.unique} processed")
+    ours = Measurement("outside", OUTSIDE_BULK, "rows/s", rows / seen.seconds, rows, seen.seconds, extra=phases,
+                       errors=errors)  # fmt: skip
+    theirs = peer.run(data, dns.host, dns.port, peer_rows)
+    return [ours, dataclasses.replace(theirs, scenario="outside", case=OUTSIDE_PEER)]
+
+
+def _qcluster_cpu(stack: Stack) -> float:
+    """The CPU seconds the qcluster's processes have used so far: on a shared machine a steadier
+    figure of the worker's cost than the wall clock."""
+    assert stack.web is not None
+    return cpu_seconds([pid for pid in group_members(stack.web.pid) if "qcluster" in command_line(pid)])
 
 
 def _start(stack: Stack) -> None:

@@ -52,6 +52,25 @@ def group_members(pgid: int) -> list[int]:
     return sorted(members)
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU the processes have used so far (`/proc/<pid>/stat`); 0 for one gone."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime and stime, in clock ticks
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def command_line(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
 def peak_rss_mib(pid: int) -> float:
     """VmHWM (the peak resident set) of one process, in MiB; 0 when it is gone."""
     return _status_mib(pid, "VmHWM")

@@ -116,17 +116,22 @@ class Stack:
         qcluster in the background and runserver (its autoreloader on) in front. Both share the shell's
         session, as in a terminal: the worker's lower priority (BULK_WORKER_NICENESS) then yields to
         the web beside it, while the session as a whole gets its share of a busy machine (Linux's
-        autogroups share the CPU between sessions first). A qcluster in a session of its own, as
-        `start_qcluster` starts it, lowers its whole session's share (lib/niceness.py)."""
+        autogroups share the CPU between sessions first). A qcluster leading a session of its own
+        would lower that whole session's share (lib/niceness.py): `start_qcluster` puts a shell first."""
         python = shlex.quote(PY)
         both = f"{python} manage.py qcluster & {python} manage.py runserver 127.0.0.1:{self.port}; wait"
         self.web = self.processes.start("bash", "-c", both)
         wait_for_port(self.port, process=self.web)
 
     def start_qcluster(self, **env: str) -> None:
-        """A qcluster; `env` overrides the stack's environment for it alone (a machine of its own)."""
+        """A qcluster started by a shell, as `make run` starts it: the shell leads the session, so the
+        workers lower their own priority but not the session's CPU share (lib/niceness.py does that
+        only for a session the qcluster leads, whose workers then waited behind every other session
+        of a busy machine). `env` overrides the stack's environment for it alone (a machine of its own)."""
         own = {**self.processes.env, **env} if env else None
-        self.workers.append(self.processes.start(PY, "manage.py", "qcluster", env=own))
+        # `; wait`: the shell does not exec the qcluster, it stays the session's leader.
+        led = f"{shlex.quote(PY)} manage.py qcluster; wait"
+        self.workers.append(self.processes.start("bash", "-c", led, env=own))
 
     def web_memory(self) -> GroupMemory:
         """Peak RSS of gunicorn's workers (the arbiter excluded)."""
@@ -137,7 +142,7 @@ class Stack:
         """Peak RSS of every process of every qcluster (its sentinel, monitor, pusher and workers)."""
         peaks: list[float] = []
         for worker in self.workers:
-            peaks.extend(group_memory(worker.pid).peaks)
+            peaks.extend(group_memory(worker.pid, exclude_leader=True).peaks)  # not the shell
         return GroupMemory(tuple(peaks))
 
 

@@ -6,6 +6,7 @@ from django.apps import AppConfig
 from django.urls import get_resolver
 
 from lib.garbage import lifelong_frozen
+from lib.query_log import statements_logged_only_when_read
 from lib.schedules import keep_schedules
 from verification.engine.smtp_replies import rules as smtp_reply_rules
 from verification.engine.verdict import rules_load
@@ -28,7 +29,10 @@ def _worker_started(**_: object) -> None:
     lists, imports the tasks it runs (the chunks' whole path, deep mode's SMTP client with it) and
     reads the SMTP reply rules, and compiles the URL patterns a callback's links are made from; then
     puts what it holds for life out of the garbage collector's walks (lib/garbage.py). A fresh
-    stack's first deep chunk and first callback otherwise paid for them on the customer's clock."""
+    stack's first deep chunk and first callback otherwise paid for them on the customer's clock.
+    Its SQL statements are logged only when someone reads them (lib/query_log.py: with DEBUG on,
+    SQLite otherwise runs a quoting query after each)."""
+    statements_logged_only_when_read()
     rules_load()
     from jobs import queue
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from bench.procs import ROOT
+from bench.procs import ROOT, command_line, cpu_seconds
 
 # A parent started with SIGINT ignored, as a shell's `cmd &` starts it, that starts a Python child.
 PARENT = """
@@ -28,3 +28,19 @@ def sigint_handled_in_child(mode: str) -> str:
 def test_a_child_of_a_parent_started_with_sigint_ignored_stops_on_sigint() -> None:
     assert sigint_handled_in_child("as-started") == "False"  # what stop_group's SIGINT met before
     assert sigint_handled_in_child("interruptible") == "True"
+
+
+BUSY = "import sys; sum(range(20_000_000)); print('done', flush=True); sys.stdin.read()"
+
+
+def test_a_process_cpu_seconds_are_what_it_used_and_nothing_once_it_is_gone() -> None:
+    child = subprocess.Popen([sys.executable, "-c", BUSY], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.stdout.readline() == "done\n"
+        assert cpu_seconds([child.pid]) > 0.1
+        assert command_line(child.pid)[1:3] == ["-c", BUSY]
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+    assert cpu_seconds([child.pid]) == 0
