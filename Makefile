@@ -68,7 +68,7 @@ run-offline: install-dev
 # rewriting of every test module on every run.
 # The default suite runs one worker more than the machine has cores: about a third of its time is
 # spent waiting on live services (the client's suite, DNS and SMTP servers on loopback), and a third
-# worker fills it (on two cores: 78 s instead of 91 s). The whole suite keeps one a core: its live
+# worker fills it (on two cores: 78–87 s instead of 91–97 s). The whole suite keeps one a core: its live
 # stacks and Chromium want the CPU they wait for.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
