@@ -14,10 +14,9 @@ import requests
 from tests.jobs.conftest import Receiver
 from tests.support.deep import DOMAINS, HELO, farm_zone
 from tests.support.dns_server import DnsServer
-from tests.support.e2e_stack import Stack, live_stack, result_rows
+from tests.support.e2e_stack import Stack, live_stack, past_the_rate_limit, result_rows
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabases
-from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -88,13 +87,10 @@ def every_row_on_fresh_domains(dns: DnsServer) -> dict[str, str]:
 
 def verify_deep(stack: Stack, email: str) -> requests.Response:
     """POST /v1/verify, asked again while the key's one-second rate window refuses it (429)."""
-
-    def past_the_rate_limit() -> requests.Response | None:
-        body = {"email": email, "validation_mode": "deep"}
-        response = requests.post(f"{stack.base_url}/v1/verify", json=body, headers=stack.auth(), timeout=60)
-        return None if response.status_code == 429 else response
-
-    return wait_until(past_the_rate_limit, f"{email} past the key's rate limit", 60, every=0.1)
+    body = {"email": email, "validation_mode": "deep"}
+    return past_the_rate_limit(
+        lambda: requests.post(f"{stack.base_url}/v1/verify", json=body, headers=stack.auth(), timeout=60), email
+    )
 
 
 def test_every_verdict_row_single_and_bulk_with_a_real_worker(
