@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core import mail
-from django.utils import timezone
 from time_machine import TimeMachineFixture
 
 from tests.support.browser import BROWSER, CHROMIUM, IN_CI, as_a_worker, log_in, snap
-from tests.support.totp import totp_code
+from tests.support.totp import next_step_starts, totp_code
 
 pytestmark = BROWSER
 
@@ -53,8 +52,9 @@ def test_two_factor_enrolment_sign_in_and_recovery_codes(page: Page, time_machin
     expect(page).to_have_url(re.compile(r"/login/code$"))
     give_code(page, "000000")
     expect(page.get_by_text("That code is not right")).to_be_visible()
-    time_machine.move_to(timezone.now() + timedelta(seconds=1.2))  # past django-otp's back-off after a wrong code
-    give_code(page, totp_code(secret, seconds_ahead=30))  # the next step: the enrolment's is spent
+    # A fresh step (the enrolment's is spent), and past django-otp's back-off after a wrong code.
+    time_machine.move_to(next_step_starts() + timedelta(seconds=1.2))
+    give_code(page, totp_code(secret))
     expect(page).to_have_url(re.compile(r"/dashboard$"))
     log_out(page)
 
