@@ -30,13 +30,12 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import count
-from pathlib import Path
 
 from bench import bulk, engine, fairness
 from bench.cares_resolver import CaresResolver
 from bench.data import Dataset, generate
 from bench.dnsd import start_dns
-from bench.procs import Processes, group_members
+from bench.procs import Processes, cpu_seconds, group_members
 from bench.stack import Stack
 from verification.engine.dns import BatchResolver, DomainStatus, ResolverConfig
 
@@ -73,16 +72,8 @@ class _CpuStack(Stack):
         super().__post_init__()
 
     def close(self) -> None:
-        WORKER_CPU.append(sum(_cpu_seconds(pid) for worker in self.workers for pid in group_members(worker.pid)))
+        WORKER_CPU.append(cpu_seconds([pid for worker in self.workers for pid in group_members(worker.pid)]))
         super().close()
-
-
-def _cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 Figures = dict[str, float]
