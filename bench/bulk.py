@@ -189,6 +189,21 @@ def _wait(stack: Stack, account: Account, receiver: Receiver, job_id: str) -> An
     raise BenchAbort(f"job {job_id} did not call back within {JOB_TIMEOUT:.0f} s; last seen: {job}")
 
 
+def upload(stack: Stack, api_key: str, content: bytes, *, mode: str = "fast", callback_url: str = "") -> str:
+    """A list as one job over the API (`POST /v1/verify/bulk`): its id; BenchAbort unless accepted."""
+    data = {"validation_mode": mode} | ({"callback_url": callback_url} if callback_url else {})
+    response = requests.post(
+        f"{stack.base_url}/v1/verify/bulk",
+        files={"file": ("list.csv", content, "text/csv")},
+        data=data,
+        headers={"Authorization": f"Bearer {api_key}"},
+        timeout=120,
+    )
+    if response.status_code != 202:
+        raise BenchAbort(f"upload refused: {response.status_code} {response.text[:300]}")
+    return str(response.json()["id"])
+
+
 def _job(stack: Stack, account: Account, job_id: str) -> dict[str, Any]:
     response = requests.get(f"{stack.base_url}/v1/jobs/{job_id}", headers=_auth(account), timeout=30)
     response.raise_for_status()

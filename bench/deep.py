@@ -121,11 +121,11 @@ def _run(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> list[
         _warm_up(stack, deep_account, receiver)
         _farm_counts(farm)  # reset
         deep_started = time.monotonic()
-        deep_id = _upload(stack, deep_account.api_key, rows(), receiver.url, "deep")
+        deep_id = bulk.upload(stack, deep_account.api_key, rows(), mode="deep", callback_url=receiver.url)
         time.sleep(1.0)
         small = "".join(f"small{i}@fast{i % 10}.example\n" for i in range(SMALL_ROWS)).encode()
         small_started = time.monotonic()
-        small_id = _upload(stack, fast_account.api_key, small, receiver.url, "fast")
+        small_id = bulk.upload(stack, fast_account.api_key, small, mode="fast", callback_url=receiver.url)
         small_seconds = bulk._wait(stack, fast_account, receiver, small_id).arrived - small_started
         deep_seconds = bulk._wait(stack, deep_account, receiver, deep_id).arrived - deep_started
         counts = _farm_counts(farm)
@@ -157,7 +157,7 @@ def _job(
     _farm_counts(farm)  # reset
     count = content.count(b"\n") - 1
     started = time.monotonic()
-    job_id = _upload(stack, account.api_key, content, receiver.url, "deep")
+    job_id = bulk.upload(stack, account.api_key, content, mode="deep", callback_url=receiver.url)
     seconds = bulk._wait(stack, account, receiver, job_id).arrived - started
     counts = _farm_counts(farm)
     progress = bulk._job(stack, account, job_id)["progress"]
@@ -209,20 +209,9 @@ def _warm_up(stack: Stack, account: Any, receiver: Receiver) -> None:
             timeout=60,
         ).raise_for_status()
     warm = ("email\n" + "".join(f"{local}@{INSTANT_DOMAIN}\n" for local in MAILBOXES)).encode()
-    bulk._wait(stack, account, receiver, _upload(stack, account.api_key, warm, receiver.url, "deep"))
-
-
-def _upload(stack: Stack, api_key: str, content: bytes, callback_url: str, mode: str) -> str:
-    response = requests.post(
-        f"{stack.base_url}/v1/verify/bulk",
-        files={"file": ("list.csv", content, "text/csv")},
-        data={"callback_url": callback_url, "validation_mode": mode},
-        headers={"Authorization": f"Bearer {api_key}"},
-        timeout=120,
+    bulk._wait(
+        stack, account, receiver, bulk.upload(stack, account.api_key, warm, mode="deep", callback_url=receiver.url)
     )
-    if response.status_code != 202:
-        raise bulk.BenchAbort(f"upload refused: {response.status_code} {response.text[:300]}")
-    return str(response.json()["id"])
 
 
 def _singles(stack: Stack, api_key: str, mode: str) -> Measurement:

@@ -19,7 +19,7 @@ import subprocess
 import time
 
 from bench import bulk
-from bench.deep import _env, _farm_counts, _upload, _warm_up, rows
+from bench.deep import _env, _farm_counts, _warm_up, rows
 from bench.procs import PY
 from bench.receiver import Receiver
 from bench.results import Measurement
@@ -67,7 +67,7 @@ def _measure(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> M
         _warm_up(stack, account, receiver)
         _farm_counts(farm)  # reset
         started = time.monotonic()
-        job_id = _upload(stack, account.api_key, rows(ROWS), receiver.url, "deep")
+        job_id = bulk.upload(stack, account.api_key, rows(ROWS), mode="deep", callback_url=receiver.url)
         seconds = bulk._wait(stack, account, receiver, job_id).arrived - started
         counts = _farm_counts(farm)
         job = bulk._job(stack, account, job_id)

@@ -18,8 +18,6 @@ import json
 import threading
 import time
 
-import requests
-
 from bench import bulk, single
 from bench.data import default_domains, generate
 from bench.receiver import Receiver
@@ -48,7 +46,7 @@ def run_fairness(dns_address: str, rows: int) -> list[Measurement]:
         big_ids = _upload_all(stack, receiver, list(zip(bigs, lists, strict=True)))
         time.sleep(SMALL_DELAY)
         small_started = time.monotonic()
-        small_id = _upload(stack, receiver, small, small_list)
+        small_id = bulk.upload(stack, small.api_key, small_list, callback_url=receiver.url)
         small_callback = bulk._wait(stack, small, receiver, small_id)
         last = max(
             bulk._wait(stack, account, receiver, job).arrived for account, job in zip(bigs, big_ids, strict=True)
@@ -64,7 +62,9 @@ def run_fairness(dns_address: str, rows: int) -> list[Measurement]:
 def _upload_all(stack: Stack, receiver: Receiver, work: list[tuple[Account, bytes]]) -> list[str]:
     ids: dict[int, str] = {}
     threads = [
-        threading.Thread(target=lambda i=i, a=a, c=c: ids.__setitem__(i, _upload(stack, receiver, a, c)))
+        threading.Thread(
+            target=lambda i=i, a=a, c=c: ids.__setitem__(i, bulk.upload(stack, a.api_key, c, callback_url=receiver.url))
+        )
         for i, (a, c) in enumerate(work)
     ]
     for thread in threads:
@@ -72,19 +72,6 @@ def _upload_all(stack: Stack, receiver: Receiver, work: list[tuple[Account, byte
     for thread in threads:
         thread.join()
     return [ids[i] for i in range(len(work))]
-
-
-def _upload(stack: Stack, receiver: Receiver, account: Account, content: bytes) -> str:
-    response = requests.post(
-        f"{stack.base_url}/v1/verify/bulk",
-        files={"file": ("list.csv", content, "text/csv")},
-        data={"callback_url": receiver.url},
-        headers={"Authorization": f"Bearer {account.api_key}"},
-        timeout=120,
-    )
-    if response.status_code != 202:
-        raise bulk.BenchAbort(f"upload refused: {response.status_code} {response.text[:300]}")
-    return str(response.json()["id"])
 
 
 def run_isolation(dns_address: str, rows: int, requests_per_case: int) -> list[Measurement]:
@@ -112,13 +99,7 @@ def run_isolation(dns_address: str, rows: int, requests_per_case: int) -> list[M
 
 
 def _start_job(stack: Stack, account: Account, content: bytes) -> str:
-    response = requests.post(
-        f"{stack.base_url}/v1/verify/bulk",
-        files={"file": ("list.csv", content, "text/csv")},
-        headers={"Authorization": f"Bearer {account.api_key}"},
-        timeout=120,
-    )
-    job_id = str(response.json()["id"])
+    job_id = bulk.upload(stack, account.api_key, content)
     deadline = time.monotonic() + 30
     while bulk._job(stack, account, job_id)["status"] == "pending":
         if time.monotonic() > deadline:

@@ -34,8 +34,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-
 from bench import bulk, deep, peer
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess
@@ -147,7 +145,7 @@ class Seen:
 
 def _upload_and_poll(stack: Stack, account: Account, content: bytes, mode: str) -> Seen:
     wall_start, started = time.time(), time.monotonic()
-    job_id = _upload(stack, account, content, mode)
+    job_id = bulk.upload(stack, account.api_key, content, mode=mode)
     uploaded = time.monotonic()
     deadline = started + bulk.JOB_TIMEOUT
     while (job := bulk._job(stack, account, job_id))["status"] not in ("completed", "failed"):
@@ -155,20 +153,6 @@ def _upload_and_poll(stack: Stack, account: Account, content: bytes, mode: str) 
             raise bulk.BenchAbort(f"job {job_id} not finished within {bulk.JOB_TIMEOUT:.0f} s: {job}")
         time.sleep(POLL_SECONDS)
     return Seen(job_id, wall_start, uploaded - started, time.monotonic() - started, job)
-
-
-def _upload(stack: Stack, account: Account, content: bytes, mode: str, callback_url: str = "") -> str:
-    data = {"validation_mode": mode} | ({"callback_url": callback_url} if callback_url else {})
-    response = requests.post(
-        f"{stack.base_url}/v1/verify/bulk",
-        files={"file": ("list.csv", content, "text/csv")},
-        data=data,
-        headers={"Authorization": f"Bearer {account.api_key}"},
-        timeout=120,
-    )
-    if response.status_code != 202:
-        raise bulk.BenchAbort(f"upload refused: {response.status_code} {response.text[:300]}")
-    return str(response.json()["id"])
 
 
 def _phases(stack: Stack, seen: Seen) -> dict[str, float]:
@@ -201,7 +185,7 @@ def _fairness(dns_address: str) -> Measurement:
         _start(stack)
         accepted: list[str] = []
         uploads = [
-            threading.Thread(target=lambda a=account, c=content: accepted.append(_upload(stack, a, c, "fast")))
+            threading.Thread(target=lambda a=account, c=content: accepted.append(bulk.upload(stack, a.api_key, c)))
             for account, content in zip(bigs, _big_lists(), strict=True)
         ]
         for upload in uploads:
@@ -212,7 +196,7 @@ def _fairness(dns_address: str) -> Measurement:
             raise bulk.BenchAbort(f"{BIG_JOBS - len(accepted)} of the big uploads were refused")
         time.sleep(SMALL_DELAY)
         started = time.monotonic()
-        small_id = _upload(stack, small, small_list, "fast", receiver.url)
+        small_id = bulk.upload(stack, small.api_key, small_list, callback_url=receiver.url)
         callback = bulk._wait(stack, small, receiver, small_id)
     seconds = callback.arrived - started
     errors = [] if callback.signature_ok else ["callback signature did NOT verify"]
