@@ -23,6 +23,9 @@ from django.core.cache import cache
 from lib.errors import DomainError
 from verification.deep import single_request_seconds
 
+# Each slot's cache key: this, the account's id, ":" and the slot's number.
+SLOT_KEY_PREFIX = "deep-request:"
+
 
 class TooManyDeepRequests(DomainError):
     code = "too_many_deep_requests"
@@ -43,7 +46,7 @@ def deep_request_slot(*, account_id: int) -> Iterator[None]:
     token = secrets.token_hex(8)
     lifetime = int(single_request_seconds()) + 10
     for slot in range(limit):
-        key = f"deep-request:{account_id}:{slot}"
+        key = f"{SLOT_KEY_PREFIX}{account_id}:{slot}"
         if cache.add(key, token, timeout=lifetime):
             break
     else:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import requests
 
+from jobs.queue import RESUME_SCHEDULE
 from tests.jobs.conftest import Receiver
 from tests.support.bulk_jobs import addresses
 from tests.support.dns_server import MX, NXDOMAIN, REFUSED, SILENT, DnsServer
@@ -65,10 +66,9 @@ def reservations(stack: Stack, job_id: str) -> int:
 def workers_stood_back(stack: Stack) -> Callable[[], bool]:
     """Every task the uploads queued was taken, and a worker that found the resolver broken left
     bulk work a one-off schedule to resume it (jobs/chunk_runs.py `waiting_for_resolver`)."""
-    resume = "jobs: resume bulk work once the resolver answers"
     return lambda: (
         stack.database.tasks_waiting() == 0
-        and bool(stack.sql("SELECT COUNT(*) FROM django_q_schedule WHERE name = ?", resume))
+        and bool(stack.sql("SELECT COUNT(*) FROM django_q_schedule WHERE name = ?", RESUME_SCHEDULE))
     )
 
 

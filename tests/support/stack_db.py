@@ -30,6 +30,7 @@ from typing import Any
 
 import psycopg
 import redis
+from django.conf import settings
 
 from tests.support.template_db import keep, kept_copy
 
@@ -38,7 +39,6 @@ REDIS_ADDRESS = "redis://127.0.0.1:6379"
 # Redis databases a stack may take; 12 and 15 are tests' own (test_api_errors, test_probes), and
 # 9 and 13 the benchmarks' defaults (bench/README.md).
 REDIS_DATABASES = (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 14)
-QUEUE = "verifier"  # the qcluster's name (config/settings.py Q_CLUSTER): the Redis broker's list
 LOCKS = Path("/tmp/verifier-test-redis-locks")
 
 
@@ -70,7 +70,8 @@ class StackDatabase:
         """Tasks in the stack's queue not yet done: the ORM broker's rows (a task leaves the table once
         acknowledged), or the Redis list's length (a task leaves it as a worker takes it)."""
         if "REDIS_URL" in self.env:
-            return int(redis.Redis.from_url(self.env["REDIS_URL"]).llen(QUEUE))
+            # The Redis broker's list is named after the cluster (config/settings.py Q_CLUSTER).
+            return int(redis.Redis.from_url(self.env["REDIS_URL"]).llen(settings.Q_CLUSTER["name"]))
         return int(self.sql("SELECT COUNT(*) FROM django_q_ormq"))
 
     def cache_entries(self, prefix: str) -> int:

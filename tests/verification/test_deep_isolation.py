@@ -22,6 +22,7 @@ from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.stack_db import StackDatabase, StackDatabases
 from tests.support.waiting import wait_until
+from verification.deep_requests import SLOT_KEY_PREFIX
 
 pytestmark = pytest.mark.e2e
 TARPIT = "127.0.0.7"
@@ -115,7 +116,7 @@ def test_another_accounts_fast_verify_is_answered_while_eight_deep_ones_hang(sta
     # The other five are in the web tier, waiting for a slot at the tarpit: all eight hold an account's
     # deep request slot (verification/deep_requests.py; the victim asks for none).
     wait_until(
-        lambda: stack.database.cache_entries("deep-request:") == HANGING, "eight deep requests in the web tier", 30
+        lambda: stack.database.cache_entries(SLOT_KEY_PREFIX) == HANGING, "eight deep requests in the web tier", 30
     )
     beside = timed_fast_verifies(stack)
     print(
