@@ -28,6 +28,7 @@ from bench import (
     report,
     scaling,
     single,
+    targets,
     weather,
 )
 from bench.data import Dataset, default_domains, generate
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             rounds.append(_round(number, args, data, dns, failures))
             results.extend(rounds[-1])
     load_after = os.getloadavg()
-    found = report.summarise([report.targets(measured) for measured in rounds])
+    found = targets.summarise([targets.targets(measured) for measured in rounds])
     print()
     print(report.table(results))
     print()

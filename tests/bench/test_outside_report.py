@@ -1,8 +1,8 @@
-"""The `outside` scenario's targets (bench/outside.py, bench/report.py): its seconds and the farm's peak."""
+"""The `outside` scenario's targets (bench/outside.py, bench/targets.py): its seconds and the farm's peak."""
 
 from __future__ import annotations
 
-from bench import report
+from bench import targets
 from bench.__main__ import parse
 from bench.outside import OUTSIDE_BULK, OUTSIDE_DEEP, OUTSIDE_FAIR, OUTSIDE_PEER
 from bench.results import Measurement
@@ -14,8 +14,8 @@ def _deep(seconds: float, errors: list[str] | None = None) -> Measurement:
     return Measurement("outside", OUTSIDE_DEEP, "rows/s", rate, 2000, seconds, extra=extra, errors=errors or [])
 
 
-def _outside_targets(*measured: Measurement) -> dict[str, report.Target]:
-    return {target.name: target for target in report.targets(list(measured)) if target.name.startswith("outside")}
+def _outside_targets(*measured: Measurement) -> dict[str, targets.Target]:
+    return {target.name: target for target in targets.targets(list(measured)) if target.name.startswith("outside")}
 
 
 def test_a_deep_job_seen_done_within_a_second_and_a_half_meets_its_target() -> None:
