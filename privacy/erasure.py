@@ -24,15 +24,6 @@ from verification.models import CachedVerdict, CatchAllAnswer, MailboxAnswer, Re
 
 MAX_EMAILS = 1000
 MAX_EMAIL_LENGTH = 1000
-STORES = (
-    "cached_verdicts",
-    "feedback_reports",
-    "idempotent_replies",
-    "verifications_asked_again",
-    "valid_answers",
-    "job_result_rows",
-    "export_files",
-)
 
 
 def emails_of(body: object) -> list[str]:
