@@ -1,0 +1,118 @@
+"""The engine's cheaper paths (bench/README.md, "The engine per row") answer as the plain ones do:
+the frozen dataclasses built without their __init__, the throwaway check of an MX host under its
+own domain, the DNS query encoder."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import dns.message
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.examples import examples
+from verification.engine import disposable, frozen
+from verification.engine.dns import DomainAnswer, DomainStatus
+from verification.engine.dnswire import Reply, WireError, encode_query
+from verification.engine.verdict import DomainHalf, Status, Verdict, _verdict, plain_checks
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        DomainAnswer("acme.com", DomainStatus.MX, 300, ("mx1.acme.com", "mx2.acme.com")),
+        Reply(7, 0, False, "acme.com", ((10, "mx.acme.com", 60),), None, {}, (), None),
+        DomainHalf(outcomes=((True,) * 7, (False,) * 7), suggestion="gmail.com", mail_provider="google"),  # type: ignore[arg-type]
+    ],
+    ids=["DomainAnswer", "Reply", "DomainHalf"],
+)
+def test_a_built_dataclass_is_the_dataclass_itself(made: object) -> None:
+    values = [getattr(made, field.name) for field in dataclasses.fields(made)]  # type: ignore[arg-type]
+    built = frozen.builder(type(made))(*values)
+    assert type(built) is type(made)
+    assert built == made
+    assert repr(built) == repr(made)
+    first = dataclasses.fields(made)[0].name  # type: ignore[arg-type]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(built, first, values[0])
+
+
+def test_a_verdict_built_slot_by_slot_equals_the_one_constructed() -> None:
+    checks = plain_checks(True, True, True, False, False, True)
+    outcome = (True, Status.VALID, None, "fast", "high", 91, checks)
+    built = _verdict("ann@gmail.com", outcome, None, "google")
+    made = Verdict(
+        email="ann@gmail.com",
+        is_valid=True,
+        status=Status.VALID,
+        sub_status=None,
+        confidence="high",
+        score=91,
+        checks=checks,
+        mail_provider="google",
+    )
+    assert (type(built), built, hash(built), built.to_dict()) == (Verdict, made, hash(made), made.to_dict())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.score = 0  # type: ignore[misc]
+
+
+def _whole_walk(domain: str, host: str) -> bool:
+    """The throwaway check of one MX host as the lists say it, parent by parent, nothing skipped."""
+    if domain in disposable.never_disposable():
+        return False
+    listed = disposable.disposable_domains()
+    return (
+        disposable.listed_in(domain, listed)
+        or host in disposable.disposable_mx_hosts()
+        or disposable.listed_in(host, listed)
+    )
+
+
+def _hosts_under_their_domains() -> list[tuple[str, str]]:
+    """MX hosts under their own domain, the walk cut short at the domain: listed names of three
+    labels or more (a listed name below the domain decides), never-throwaway ones, and plain ones."""
+    listed = sorted(name for name in disposable.disposable_domains() if name.count(".") >= 2)[:300]
+    never = sorted(name for name in disposable.never_disposable() if name.count(".") >= 2)[:100]
+    pairs = []
+    for name in [*listed, *never, "mail.acme-widgets.com", "a.b.c.example.org"]:
+        labels = name.split(".")
+        for cut in range(1, len(labels) - 1):  # each parent that still has a dot is the domain once
+            pairs.append((".".join(labels[cut:]), f"mx.{name}"))
+    return pairs
+
+
+def test_an_mx_host_under_its_domain_is_judged_as_the_whole_walk_judges_it() -> None:
+    pairs = _hosts_under_their_domains()
+    assert len(pairs) > 300
+    disposable.is_disposable.cache_clear()
+    judged = {pair: disposable.is_disposable(pair[0], (pair[1],)) for pair in pairs}
+    assert judged == {pair: _whole_walk(*pair) for pair in pairs}
+    assert any(judged.values()) and not all(judged.values())  # both kinds are among them
+
+
+_label = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=63)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    labels=st.lists(_label, min_size=1, max_size=4), qid=st.integers(0, 65535), rdtype=st.sampled_from([15, 1, 28, 16])
+)
+def test_encoded_queries_read_back_as_asked(labels: list[str], qid: int, rdtype: int) -> None:
+    name = ".".join(labels)
+    if len(name) > 253:
+        with pytest.raises(WireError):
+            encode_query(qid, name, rdtype)
+        return
+    query = dns.message.from_wire(encode_query(qid, name, rdtype))
+    assert (query.id, query.question[0].name.to_text(omit_final_dot=True), query.question[0].rdtype) == (
+        qid,
+        name,
+        rdtype,
+    )
+
+
+@pytest.mark.parametrize("name", ["", ".", "a..b.com", f"{'x' * 64}.com", "a." * 127 + "com"])
+def test_names_a_query_cannot_carry_are_refused(name: str) -> None:
+    with pytest.raises(WireError):
+        encode_query(1, name)
