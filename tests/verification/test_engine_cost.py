@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from tests.support.examples import examples
 from verification.engine import disposable, frozen
 from verification.engine.dns import DomainAnswer, DomainStatus
-from verification.engine.dnswire import Reply, WireError, encode_query
+from verification.engine.dnswire import Reply, WireError, decode_reply, encode_query
+from verification.engine.pacing import Pacer
 from verification.engine.verdict import DomainHalf, Status, Verdict, _verdict, plain_checks
 
 
@@ -112,7 +113,46 @@ def test_encoded_queries_read_back_as_asked(labels: list[str], qid: int, rdtype:
     )
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    qname=st.lists(_label.filter(lambda label: len(label) < 20), min_size=1, max_size=3).map(".".join),
+    prefixes=st.lists(st.lists(st.sampled_from(["mx", "MX1", "a-b", "mail"]), max_size=2).map(".".join), max_size=4),
+)
+def test_mx_hosts_under_the_question_decode_as_dnspython_reads_them(qname: str, prefixes: list[str]) -> None:
+    """The decoder's short way for an MX host that ends in a pointer to the question."""
+    hosts = sorted({f"{prefix}.{qname}" if prefix else qname for prefix in prefixes})
+    response = dns.message.make_response(dns.message.make_query(qname + ".", "MX"))
+    if hosts:
+        records = [f"{n} {host}." for n, host in enumerate(hosts)]
+        response.answer.append(dns.rrset.from_text(qname + ".", 60, "IN", "MX", *records))
+    wire = response.to_wire()  # dnspython compresses each host to its labels and a pointer to the question
+    assert not hosts or wire.count(b"\xc0\x0c") > len(hosts)  # an MX host or more points at the question
+    expected = dns.message.from_wire(wire)
+    read = {
+        (rr.preference, rr.exchange.to_text(omit_final_dot=True).lower()) for rrset in expected.answer for rr in rrset
+    }
+    assert {(preference, host) for preference, host, _ in decode_reply(wire).mx} == read
+
+
 @pytest.mark.parametrize("name", ["", ".", "a..b.com", f"{'x' * 64}.com", "a." * 127 + "com"])
 def test_names_a_query_cannot_carry_are_refused(name: str) -> None:
     with pytest.raises(WireError):
         encode_query(1, name)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    rate=st.floats(50, 1e6),
+    tokens=st.floats(0, 50),
+    elapsed=st.floats(0, 0.05),
+    wanted=st.integers(1, 300),
+)
+def test_a_window_of_tokens_taken_at_once_is_as_many_taken_one_by_one(
+    rate: float, tokens: float, elapsed: float, wanted: int
+) -> None:
+    one_by_one, at_once = (Pacer(3.0, rate=rate, tokens=tokens, refilled=10.0) for _ in range(2))
+    sent = 0
+    while sent < wanted and one_by_one.may_send(10.0 + elapsed):
+        sent += 1
+    assert at_once.take(10.0 + elapsed, wanted) == sent
+    assert at_once == one_by_one

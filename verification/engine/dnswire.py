@@ -135,6 +135,7 @@ def _decode(wire: bytes) -> Reply:
     if not flags & _FLAG_QR or qdcount != 1:
         raise WireError("not an answer to one question")
     question, pos = read_name(wire, 12)
+    plain = pos == 14 + len(question)  # the question's labels as they are, no pointer (nor any escaped byte)
     pos += 4
     mx: list[tuple[str, int, str, int]] = []
     addresses: list[tuple[str, str, int]] = []  # (owner, address, ttl)
@@ -152,7 +153,8 @@ def _decode(wire: bytes) -> Reply:
         if pos > len(wire):
             raise WireError("record runs past the end of the message")
         if index < ancount and rtype == MX:
-            mx.append((owner, _PREFERENCE.unpack_from(wire, start)[0], read_name(wire, start + 2)[0], ttl))
+            exchange = _read_under_question(wire, start + 2, question) if plain else read_name(wire, start + 2)[0]
+            mx.append((owner, _PREFERENCE.unpack_from(wire, start)[0], exchange, ttl))
         elif index < ancount and (rtype, length) in ((A, 4), (AAAA, 16)):
             family = socket.AF_INET if rtype == A else socket.AF_INET6
             addresses.append((owner, socket.inet_ntop(family, wire[start:pos]), ttl))
@@ -193,6 +195,21 @@ def _chain(name: str, cnames: dict[str, str]) -> list[str]:
         name = cnames[name]
         chain.append(name)
     return chain
+
+
+def _read_under_question(wire: bytes, pos: int, question: str) -> str:
+    """`read_name(wire, pos)[0]` for a reply whose question (at offset 12) was read plain: an MX host
+    is most often a label or two and a pointer to the question, whose text is known already."""
+    labels: list[bytes] = []
+    start = pos
+    while (length := wire[pos]) and length < 0x40:
+        labels.append(wire[pos + 1 : pos + 1 + length])
+        pos += 1 + length
+    if length != 0xC0 or wire[pos + 1] != 12:  # the root, another pointer or a bad label type: the general way
+        return read_name(wire, start)[0]
+    if not labels:
+        return question
+    return b".".join(labels).decode("ascii", "backslashreplace").lower() + "." + question
 
 
 def read_name(wire: bytes, pos: int) -> tuple[str, int]:
