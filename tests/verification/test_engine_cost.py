@@ -16,6 +16,7 @@ from verification.engine import disposable, frozen
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.dnswire import Reply, WireError, decode_reply, encode_query
 from verification.engine.pacing import Pacer
+from verification.engine.syntax import _fast_parts, _parse_with_email_validator
 from verification.engine.verdict import DomainHalf, Status, Verdict, _verdict, plain_checks
 
 
@@ -156,3 +157,21 @@ def test_a_window_of_tokens_taken_at_once_is_as_many_taken_one_by_one(
         sent += 1
     assert at_once.take(10.0 + elapsed, wanted) == sent
     assert at_once == one_by_one
+
+
+_text = st.text(st.sampled_from('aZ0.@ "-_+\\()<>[]:,é。\t'), max_size=14)
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(text=_text, domain=st.sampled_from(["", "@b.co", "@b", "@b.co.", "@xn--p1ai.com", "@é.com", "@[1.2.3.4]"]))
+def test_what_the_syntax_refuses_without_email_validator_email_validator_refuses(text: str, domain: str) -> None:
+    email = text + domain
+    if _fast_parts(email) == ():
+        assert _parse_with_email_validator(email) is None
+
+
+@pytest.mark.parametrize(
+    "email", ["user5.co1.com", "user5@", "user5@localhost", "user..5@co1.com", "user 5@co1.com", "user5@@co1.com"]
+)
+def test_a_lists_usual_broken_rows_are_refused_without_email_validator(email: str) -> None:
+    assert _fast_parts(email) == () and _parse_with_email_validator(email) is None
