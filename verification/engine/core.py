@@ -18,8 +18,8 @@ DomainLookup = Callable[[Collection[str]], Mapping[str, DomainAnswer]]
 def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict]:
     """Verdicts in input order. Every distinct domain is looked up once, all concurrently, and
     judged once (its `DomainHalf`); each row then adds what its local part says."""
-    emails = [normalise(raw) for raw in raw_emails]
-    parts = [split(email) for email in emails]
+    emails = list(map(normalise, raw_emails))
+    parts = list(map(split, emails))
     domains = {part[1] for part in parts if part is not None}
     answers = lookup(domains) if domains else {}
     halves = {domain: domain_half(domain, True, answers[domain]) for domain in domains}

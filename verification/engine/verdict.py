@@ -249,10 +249,19 @@ assert _VERDICT_FIELDS[8:] == ("did_you_mean", "mail_provider", "feedback", "del
 
 def _verdict(address: str, outcome: _Outcome, did_you_mean: str | None, mail_provider: str | None) -> Verdict:
     """`Verdict(...)` from a row's email, its outcome (the fields from is_valid to checks, in order),
-    suggestion and provider; no feedback and no deliverability, which are added per answer."""
-    made = _VerdictDraft(address, *outcome, did_you_mean, mail_provider, None, None)
+    suggestion and provider; no feedback and no deliverability, which are added per answer. Its slots
+    are set here rather than through the draft's __init__: one call fewer a row."""
+    made = _new(_VerdictDraft)
+    made.email = address
+    made.is_valid, made.status, made.sub_status, made.validation_mode, made.confidence, made.score, made.checks = (
+        outcome
+    )
+    made.did_you_mean, made.mail_provider, made.feedback, made.deliverability = did_you_mean, mail_provider, None, None
     made.__class__ = Verdict
     return made
+
+
+_new = object.__new__
 
 
 def rules_forget() -> None:
