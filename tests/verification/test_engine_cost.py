@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.examples import examples
-from verification.engine import disposable, frozen
+from verification.engine import disposable, frozen, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.dnswire import Reply, WireError, decode_reply, encode_query
+from verification.engine.lists import parent_domains
 from verification.engine.pacing import Pacer
 from verification.engine.syntax import _fast_parts, _parse_with_email_validator
 from verification.engine.verdict import DomainHalf, Status, Verdict, _verdict, plain_checks
@@ -175,3 +176,32 @@ def test_what_the_syntax_refuses_without_email_validator_email_validator_refuses
 )
 def test_a_lists_usual_broken_rows_are_refused_without_email_validator(email: str) -> None:
     assert _fast_parts(email) == () and _parse_with_email_validator(email) is None
+
+
+def _provider_by_whole_walk(hosts: tuple[str, ...]) -> str | None:
+    patterns = providers.host_patterns()
+    for host in hosts:
+        for suffix in parent_domains(host.rstrip(".").lower()):
+            if suffix in patterns:
+                return patterns[suffix]
+    return None
+
+
+def test_the_provider_of_mx_hosts_is_the_one_the_whole_walk_names() -> None:
+    suffixes = sorted(providers.host_patterns())
+    hosts = [
+        *(f"mx.{suffix}" for suffix in suffixes),
+        *(f"{suffix.split('.', 1)[-1]}" for suffix in suffixes),  # a parent of a pattern: not it
+        *(f"a.b.{suffix}." for suffix in suffixes),
+        *(f"X.{suffix.upper()}" for suffix in suffixes),
+        "mx1.acme-widgets.com",
+        "com",
+        "",
+        "mail.protection.outlook.com.evil.com",
+    ]
+    providers.mail_provider.cache_clear()
+    named = {host: providers.mail_provider((host,)) for host in hosts}
+    assert named == {host: _provider_by_whole_walk((host,)) for host in hosts}
+    assert None in named.values() and len(set(named.values())) > 5
+    pairs = list(zip(hosts, reversed(hosts), strict=True))
+    assert [providers.mail_provider(pair) for pair in pairs] == [_provider_by_whole_walk(pair) for pair in pairs]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.modes import ValidationMode
 from verification.engine.syntax import normalise, parse, rough_parts, split
-from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, judged, plain_checks
+from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, domain_halves, judged, plain_checks
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict
     parts = list(map(split, emails))
     domains = {part[1] for part in parts if part is not None}
     answers = lookup(domains) if domains else {}
-    halves = {domain: domain_half(domain, True, answers[domain]) for domain in domains}
+    halves = domain_halves(domains, answers)
     return [
         judged(email, part[0], halves[part[1]]) if part is not None else _unparsed(email)
         for email, part in zip(emails, parts, strict=True)

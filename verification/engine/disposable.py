@@ -34,7 +34,12 @@ def never_disposable() -> frozenset[str]:
 def is_disposable(domain: str, mx_hosts: tuple[str, ...] = ()) -> bool:
     if domain in never_disposable():
         return False
-    return _listed(domain) or any(_throwaway_host(host, domain) for host in mx_hosts)
+    if _listed(domain):
+        return True
+    for host in mx_hosts:  # noqa: SIM110 - a loop, not any() over a generator: once for each new domain of a job
+        if _throwaway_host(host, domain):
+            return True
+    return False
 
 
 def _listed(name: str, below: str = "") -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -191,6 +192,12 @@ def domain_half(domain: str, parsed: bool, answer: DomainAnswer | None) -> Domai
     return _domain_half(domain, parsed, answer.status, answer.mx_hosts)
 
 
+def domain_halves(domains: Iterable[str], answers: Mapping[str, DomainAnswer]) -> dict[str, DomainHalf]:
+    """`domain_half(domain, True, answers[domain])` for each of a chunk's domains, in one call."""
+    half = _domain_half
+    return {domain: half(domain, True, (answer := answers[domain]).status, answer.mx_hosts) for domain in domains}
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def _domain_half(domain: str, parsed: bool, status: DomainStatus | None, mx_hosts: tuple[str, ...]) -> DomainHalf:
     throwaway = bool(domain) and disposable.is_disposable(domain, mx_hosts)
@@ -279,7 +286,7 @@ def rules_load() -> None:
     disposable.disposable_domains()
     disposable.disposable_mx_hosts()
     disposable.decisions_load()
-    providers.host_patterns()
+    providers.providers_load()
 
 
 @functools.cache
