@@ -4,6 +4,7 @@ own domain, the DNS query encoder."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import dns.message
@@ -17,7 +18,7 @@ from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.dnswire import Reply, WireError, decode_reply, encode_query
 from verification.engine.lists import parent_domains
 from verification.engine.pacing import Pacer
-from verification.engine.syntax import _fast_parts, _parse_with_email_validator
+from verification.engine.syntax import _fast_parts, _parse_with_email_validator, rough_parts
 from verification.engine.verdict import DomainHalf, Status, Verdict, _verdict, plain_checks
 
 
@@ -205,3 +206,20 @@ def test_the_provider_of_mx_hosts_is_the_one_the_whole_walk_names() -> None:
     assert None in named.values() and len(set(named.values())) > 5
     pairs = list(zip(hosts, reversed(hosts), strict=True))
     assert [providers.mail_provider(pair) for pair in pairs] == [_provider_by_whole_walk(pair) for pair in pairs]
+
+
+def _rough_parts_through_idna(email: str) -> tuple[str, str]:
+    local, at, domain = email.rpartition("@")
+    if not at:
+        return "", ""
+    with contextlib.suppress(UnicodeError):
+        domain = domain.encode("idna").decode("ascii")
+    return local, domain
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["a@B.Com", "a@b..com", "a@.com", "a@com.", "a@" + "x" * 64 + ".com", "a@x." + "y" * 64, "a@", "a@@b", "a@é.com"],
+)
+def test_an_unreadable_rows_parts_are_the_idna_codecs(email: str) -> None:
+    assert rough_parts(email) == _rough_parts_through_idna(email)
