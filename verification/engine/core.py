@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.modes import ValidationMode
 from verification.engine.syntax import normalise, parse, rough_parts, split
-from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, judged, plain_checks
+from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, domain_halves, judged, plain_checks
 
 logger = logging.getLogger(__name__)
 
@@ -18,11 +18,11 @@ DomainLookup = Callable[[Collection[str]], Mapping[str, DomainAnswer]]
 def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict]:
     """Verdicts in input order. Every distinct domain is looked up once, all concurrently, and
     judged once (its `DomainHalf`); each row then adds what its local part says."""
-    emails = [normalise(raw) for raw in raw_emails]
-    parts = [split(email) for email in emails]
+    emails = list(map(normalise, raw_emails))
+    parts = list(map(split, emails))
     domains = {part[1] for part in parts if part is not None}
     answers = lookup(domains) if domains else {}
-    halves = {domain: domain_half(domain, True, answers[domain]) for domain in domains}
+    halves = domain_halves(domains, answers)
     return [
         judged(email, part[0], halves[part[1]]) if part is not None else _unparsed(email)
         for email, part in zip(emails, parts, strict=True)

@@ -34,16 +34,27 @@ def never_disposable() -> frozenset[str]:
 def is_disposable(domain: str, mx_hosts: tuple[str, ...] = ()) -> bool:
     if domain in never_disposable():
         return False
-    return _listed(domain) or any(_throwaway_host(host) for host in mx_hosts)
+    if _listed(domain):
+        return True
+    for host in mx_hosts:  # noqa: SIM110 - a loop, not any() over a generator: once for each new domain of a job
+        if _throwaway_host(host, domain):
+            return True
+    return False
 
 
-def _listed(name: str) -> bool:
-    """`listed_in(name, disposable_domains())`, one dict lookup a candidate instead of two set lookups."""
+def _listed(name: str, below: str = "") -> bool:
+    """`listed_in(name, disposable_domains())`, one dict lookup a candidate instead of two set lookups.
+    With `below` (a parent of `name` known to be undecided, as are its own parents), only the names
+    under it are looked up."""
     decisions = _decisions()
-    for candidate in parent_domains(name):
-        decided = decisions.get(candidate)
+    stop = len(name) - len(below) if below else len(name)  # candidates start before this offset
+    start = 0
+    # The walk of parent_domains, inline: it runs once or more for each new domain of a job.
+    while start < stop and (dot := name.find(".", start)) != -1:
+        decided = decisions.get(name[start:])
         if decided is not None:
             return decided
+        start = dot + 1
     return False
 
 
@@ -68,6 +79,11 @@ def listed_in(name: str, listed: frozenset[str]) -> bool:
     return False
 
 
-def _throwaway_host(host: str) -> bool:
+def _throwaway_host(host: str, domain: str) -> bool:
+    """`host` (one of `domain`'s MX hosts, `domain` already found undecided by the lists) is
+    throwaway. Most companies' MX hosts are under their own domain (mx1.example.com): of those
+    only the names under the domain are left to look up."""
     host = host.rstrip(".").lower()
-    return host in disposable_mx_hosts() or _listed(host)
+    if host in disposable_mx_hosts():
+        return True
+    return _listed(host, domain if host.endswith("." + domain) else "")

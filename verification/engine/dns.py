@@ -31,7 +31,7 @@ from typing import Protocol
 
 import dns.resolver
 
-from verification.engine import dnswire
+from verification.engine import dnswire, frozen
 from verification.engine.dns_udp import DnsSockets, Nameserver
 from verification.engine.pacing import Pacer
 
@@ -113,7 +113,7 @@ def lookup_domains(domains: Collection[str], *, cache: DomainCache, resolver: Ba
     return found
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Query:
     domain: str
     deadline: float  # the lookup's lifetime ends here
@@ -168,12 +168,13 @@ class BatchResolver:
     def answer(self, domain: str, reply: dnswire.Reply) -> DomainAnswer:
         low, high = self.config.ttl_bounds
         if reply.rcode == dnswire.NXDOMAIN:
-            return DomainAnswer(domain, DomainStatus.NXDOMAIN, _clamp(_negative(reply), low, high))
+            return _answer(domain, DomainStatus.NXDOMAIN, _clamp(_negative(reply), low, high), ())
         if not reply.mx:
-            return DomainAnswer(domain, DomainStatus.NO_MX, _clamp(_negative(reply), low, high))
-        ttl = _clamp(min(ttl for _, _, ttl in reply.mx), low, high)
-        hosts = tuple(host for _, host in sorted((pref, host) for pref, host, _ in reply.mx if host))
-        return DomainAnswer(domain, DomainStatus.MX if hosts else DomainStatus.NULL_MX, ttl, hosts)
+            return _answer(domain, DomainStatus.NO_MX, _clamp(_negative(reply), low, high), ())
+        # Lists, not generators: this runs once a domain, tens of thousands of times a job.
+        ttl = _clamp(min([ttl for _, _, ttl in reply.mx]), low, high)
+        hosts = tuple([host for _, host in sorted([(pref, host) for pref, host, _ in reply.mx if host])])
+        return _answer(domain, DomainStatus.MX if hosts else DomainStatus.NULL_MX, ttl, hosts)
 
 
 class _Batch:
@@ -218,14 +219,18 @@ class _Batch:
         """Send retries, then new queries, as the window and the pace allow. Returns how long
         until the pace allows the next one, or 0 when nothing is held back by it."""
         now = time.monotonic()
-        while (self.retries or waiting) and len(self.udp.inflight) < self.config.concurrency:
-            if not self.pacer.may_send(now):
+        retries, inflight, window = self.retries, self.udp.inflight, self.config.concurrency
+        rto = self.pacer.rto()  # no answer is read while these go out
+        while (retries or waiting) and len(inflight) < window:
+            granted = self.pacer.take(now, min(window - len(inflight), len(retries) + len(waiting)))
+            if not granted:
                 return max(self.pacer.next_token_in(), 1e-4)
-            query = self.retries.popleft() if self.retries else _Query(waiting.popleft(), now + self.config.lifetime)
-            self.send(query)
+            for _ in range(granted):
+                query = retries.popleft() if retries else _Query(waiting.popleft(), now + self.config.lifetime)
+                self.send(query, rto)
         return 0.0
 
-    def send(self, query: _Query) -> None:
+    def send(self, query: _Query, rto: float | None = None) -> None:
         """Send a try to the next nameserver in turn, or fail the query if its time is up."""
         now = time.monotonic()
         server = _next_turn(query, len(self.resolver.nameservers), self.answers, now)
@@ -238,14 +243,16 @@ class _Batch:
             self.answers[query.domain] = _failure(query.domain)
             return
         query.sent_at = now
-        heapq.heappush(self.timers, (min(now + self.pacer.rto(), query.deadline), self.sent, key, query))
+        timeout = self.pacer.rto() if rto is None else rto
+        heapq.heappush(self.timers, (min(now + timeout, query.deadline), self.sent, key, query))
 
     def drain(self, sock: socket.socket, server: int, slot: int) -> None:
         """Take every answer waiting on the socket."""
+        inflight, pacer = self.udp.inflight, self.pacer
         for key, query, reply in self.udp.answers(sock, server, slot):
-            self.udp.forget(key)
+            del inflight[key]
             now = time.monotonic()
-            self.pacer.on_answer(now, now - query.sent_at)
+            pacer.on_answer(now, now - query.sent_at)
             self.receive(query, server, reply)
 
     def receive(self, query: _Query, server: int, reply: dnswire.Reply) -> None:
@@ -297,6 +304,9 @@ def _next_turn(query: _Query, nameservers: int, answers: dict[str, DomainAnswer]
 
 def _failure(domain: str) -> DomainAnswer:
     return DomainAnswer(domain, DomainStatus.FAILURE)
+
+
+_answer = frozen.builder(DomainAnswer)
 
 
 def _negative(reply: dnswire.Reply) -> int:

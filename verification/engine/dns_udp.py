@@ -44,13 +44,16 @@ class DnsSockets[T]:
         self.sent += 1
         slot = self.sent % self.per_nameserver
         qid = dnswire.query_id()
-        while (server, slot, qid) in self.inflight:
+        inflight = self.inflight
+        while (server, slot, qid) in inflight:
             qid = dnswire.query_id()
         question = name.rstrip(".").lower()
         query = dnswire.encode_query(qid, question, rdtype)
-        self._socket(server, slot).send(query)
-        self.inflight[server, slot, qid] = (question, carried)
-        return (server, slot, qid)
+        sock = self.sockets.get((server, slot)) or self._socket(server, slot)
+        sock.send(query)
+        key = (server, slot, qid)
+        inflight[key] = (question, carried)
+        return key
 
     def answers(self, sock: socket.socket, server: int, slot: int) -> Iterator[tuple[Key, T, dnswire.Reply]]:
         """Every datagram waiting on the socket that answers a query in flight, with what it carries.

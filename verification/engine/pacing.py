@@ -66,6 +66,21 @@ class Pacer:
         self.sent_in[period] = self.sent_in.get(period, 0) + 1
         return True
 
+    def take(self, now: float, wanted: int) -> int:
+        """Spend up to `wanted` tokens at once, as that many `may_send(now)` would, one after the other:
+        how many there were. A batch's queries go out a window at a time."""
+        burst = max(1.0, self.rate * BURST_SECONDS)
+        self.tokens = min(burst, self.tokens + (now - self.refilled) * self.rate)
+        self.refilled = now
+        granted = min(wanted, int(self.tokens)) if self.tokens >= 1.0 else 0
+        if granted < wanted:
+            self.held_back = True
+        if granted:
+            self.tokens -= granted
+            period = int(now / PERIOD)
+            self.sent_in[period] = self.sent_in.get(period, 0) + granted
+        return granted
+
     def next_token_in(self) -> float:
         return max(0.0, (1.0 - self.tokens) / self.rate)
 

@@ -38,12 +38,29 @@ def host_patterns() -> dict[str, str]:
 @lru_cache(maxsize=1 << 16)  # one entry a domain: a bulk job's domains, in any order
 def mail_provider(mx_hosts: tuple[str, ...]) -> str | None:
     """The provider of the first MX host (in preference order) that a pattern names, or None."""
-    patterns = host_patterns()
+    patterns, tails = host_patterns(), _pattern_tails()
     for host in mx_hosts:
-        for suffix in parent_domains(host.rstrip(".").lower()):
+        host = host.rstrip(".").lower()
+        # Every pattern has a dot, so a host can match one only if their last two labels agree:
+        # most companies' own MX hosts are told apart by one set lookup instead of a walk.
+        if host[host.rfind(".", 0, host.rfind(".")) + 1 :] not in tails:
+            continue
+        for suffix in parent_domains(host):
             if suffix in patterns:
                 return patterns[suffix]
     return None
+
+
+def providers_load() -> None:
+    """Read the patterns now rather than at their first use."""
+    host_patterns()
+    _pattern_tails()
+
+
+@cache
+def _pattern_tails() -> frozenset[str]:
+    """The last two labels of each pattern."""
+    return frozenset(".".join(suffix.split(".")[-2:]) for suffix in host_patterns() if "." in suffix)
 
 
 # The provider families the bounce guarantee reports on (docs/guarantee.md); every other provider,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from verification.engine import disposable, lists, providers
+from verification.engine import disposable, frozen, lists, providers
 from verification.engine.dns import DomainAnswer, DomainStatus
 from verification.engine.modes import ValidationMode
 from verification.engine.scores import family_score
@@ -163,7 +163,7 @@ _OUTCOMES: dict[SubStatus | None, tuple[Status, SubStatus | None, bool, str, int
 }
 
 
-# A verdict's fields from is_valid to checks, in the dataclass's order.
+# A verdict's fields from is_valid to checks, in the dataclass's order (a test checks it).
 _Outcome = tuple[bool, Status, SubStatus | None, str, str, int, Checks]
 
 
@@ -192,14 +192,30 @@ def domain_half(domain: str, parsed: bool, answer: DomainAnswer | None) -> Domai
     return _domain_half(domain, parsed, answer.status, answer.mx_hosts)
 
 
+def domain_halves(domains: Iterable[str], answers: Mapping[str, DomainAnswer]) -> dict[str, DomainHalf]:
+    """`domain_half(domain, True, answers[domain])` for each of a chunk's domains, in one call."""
+    half = _domain_half
+    return {domain: half(domain, True, (answer := answers[domain]).status, answer.mx_hosts) for domain in domains}
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def _domain_half(domain: str, parsed: bool, status: DomainStatus | None, mx_hosts: tuple[str, ...]) -> DomainHalf:
-    answer = DomainAnswer(domain, status, 0, mx_hosts) if status is not None else None
     throwaway = bool(domain) and disposable.is_disposable(domain, mx_hosts)
-    decided = answer if parsed and answer is not None and answer.status is not DomainStatus.FAILURE else None
-    exists, mx_found = (decided.exists, decided.mx_found) if decided is not None else (False, False)
     free = bool(domain) and lists.is_free_provider(domain)
     provider = providers.mail_provider(mx_hosts) if mx_hosts else None
+    suggestion = lists.suggest_domain(domain) if domain else None
+    return _half(_outcomes(parsed, status, throwaway, free, provider), suggestion, provider)
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _outcomes(
+    parsed: bool, status: DomainStatus | None, throwaway: bool, free: bool, provider: str | None
+) -> tuple[_Outcome, _Outcome]:
+    """A domain half's two outcomes, which depend on its domain through these alone: a few hundred
+    combinations at most, each worked out once rather than once a domain."""
+    answer = DomainAnswer("", status) if status is not None else None
+    decided = answer if parsed and answer is not None and answer.status is not DomainStatus.FAILURE else None
+    exists, mx_found = (decided.exists, decided.mx_found) if decided is not None else (False, False)
 
     def outcome(role: bool) -> _Outcome:
         status, sub_status, is_valid, confidence, score = _OUTCOMES[
@@ -209,11 +225,10 @@ def _domain_half(domain: str, parsed: bool, status: DomainStatus | None, mx_host
         scored = family_score(score, provider=provider, mode=ValidationMode.FAST, sub_status=sub_status)
         return (is_valid, status, sub_status, ValidationMode.FAST, confidence, scored, checks)
 
-    return DomainHalf(
-        outcomes=(outcome(False), outcome(True)),
-        suggestion=lists.suggest_domain(domain) if domain else None,
-        mail_provider=provider,
-    )
+    return (outcome(False), outcome(True))
+
+
+_half = frozen.builder(DomainHalf)
 
 
 def judged(email: str, local: str, half: DomainHalf) -> Verdict:
@@ -224,50 +239,42 @@ def judged(email: str, local: str, half: DomainHalf) -> Verdict:
     return _verdict(email, outcome, did_you_mean, half.mail_provider)
 
 
-def _verdict_builder() -> Callable[[str, _Outcome, str | None, str | None], Verdict]:
-    """`Verdict(...)` from a row's email, its outcome, suggestion and provider, each slot set directly:
-    a chunk's verdicts are built at about two thirds of the cost of the frozen dataclass's __init__,
-    which goes through object.__setattr__ for each of the twelve fields (a test checks they agree)."""
-    assert _VERDICT_FIELDS[:8] == (
-        "email",
-        "is_valid",
-        "status",
-        "sub_status",
-        "validation_mode",
-        "confidence",
-        "score",
-        "checks",
+# A Verdict built field by field at a mutable dataclass's cost (frozen.py; a test checks they agree).
+_VerdictDraft = frozen.draft(Verdict)
+assert _VERDICT_FIELDS[:8] == (
+    "email",
+    "is_valid",
+    "status",
+    "sub_status",
+    "validation_mode",
+    "confidence",
+    "score",
+    "checks",
+)
+assert _VERDICT_FIELDS[8:] == ("did_you_mean", "mail_provider", "feedback", "deliverability")
+
+
+def _verdict(address: str, outcome: _Outcome, did_you_mean: str | None, mail_provider: str | None) -> Verdict:
+    """`Verdict(...)` from a row's email, its outcome (the fields from is_valid to checks, in order),
+    suggestion and provider; no feedback and no deliverability, which are added per answer. Its slots
+    are set here rather than through the draft's __init__: one call fewer a row."""
+    made = _new(_VerdictDraft)
+    made.email = address
+    made.is_valid, made.status, made.sub_status, made.validation_mode, made.confidence, made.score, made.checks = (
+        outcome
     )
-    email, is_valid, status, sub_status, mode, confidence, score, checks, suggested, provider, feedback, estimate = (
-        getattr(Verdict, name).__set__ for name in _VERDICT_FIELDS
-    )
-    new = object.__new__
-
-    def build(address: str, outcome: _Outcome, did_you_mean: str | None, mail_provider: str | None) -> Verdict:
-        verdict = new(Verdict)
-        email(verdict, address)
-        is_valid(verdict, outcome[0])
-        status(verdict, outcome[1])
-        sub_status(verdict, outcome[2])
-        mode(verdict, outcome[3])
-        confidence(verdict, outcome[4])
-        score(verdict, outcome[5])
-        checks(verdict, outcome[6])
-        suggested(verdict, did_you_mean)
-        provider(verdict, mail_provider)
-        feedback(verdict, None)
-        estimate(verdict, None)
-        return verdict
-
-    return build
+    made.did_you_mean, made.mail_provider, made.feedback, made.deliverability = did_you_mean, mail_provider, None, None
+    made.__class__ = Verdict
+    return made
 
 
-_verdict = _verdict_builder()
+_new = object.__new__
 
 
 def rules_forget() -> None:
     """Forget what the rules worked out per domain, as a new worker process starts (the benchmark's rounds)."""
     _domain_half.cache_clear()
+    _outcomes.cache_clear()
     disposable.is_disposable.cache_clear()
     providers.mail_provider.cache_clear()
 
@@ -279,7 +286,7 @@ def rules_load() -> None:
     disposable.disposable_domains()
     disposable.disposable_mx_hosts()
     disposable.decisions_load()
-    providers.host_patterns()
+    providers.providers_load()
 
 
 @functools.cache
