@@ -170,6 +170,7 @@ class _Dialogue:
         self.wire: dict[str, str] = {}  # each recipient asked: its wire form
         self.utf8 = False  # the transaction asked for SMTPUTF8
         self.in_transaction = 0  # RCPTs the current transaction took
+        self.limit = 0  # RCPTs a transaction takes, once the server refused one as one too many
         self.mail_sent = False
 
     async def run(self, recipients: list[str], more: Callable[[], list[str]] | None) -> None:
@@ -227,9 +228,12 @@ class _Dialogue:
         """RCPT TO each, in groups (module docstring). A recipient refused as one too many gets a
         fresh transaction (RSET, MAIL FROM), with those after it in its group; refused again as the
         first of one, the session stops there: the caller asks it, and those after it, in sessions
-        of their own. Returns whether the server may take more (neither that nor a 421)."""
+        of their own. Once a transaction met the server's limit, the next is begun before a group
+        would pass it. Returns whether the server may take more (neither that nor a 421)."""
         waiting = recipients
         while waiting:
+            if self.limit and self.in_transaction >= self.limit:
+                await self._fresh_transaction()
             group, waiting = self._group(waiting)
             if not group:
                 continue
@@ -244,6 +248,8 @@ class _Dialogue:
         all refused by policy is answered PROBE_NOT_ASKED here; one whose domain is still being
         asked in this group waits for the next."""
         size = PIPELINE_GROUP if "PIPELINING" in self.client.offered else 1
+        if self.limit:
+            size = min(size, self.limit - self.in_transaction)
         group: list[str] = []
         domains: set[str] = set()
         for index, recipient in enumerate(waiting):
@@ -290,7 +296,11 @@ class _Dialogue:
             if found is Meaning.TOO_MANY_RECIPIENTS:
                 for _ in group[index + 1 :]:  # the rest of the group met a full transaction too
                     await client.reply()
-                return await self._fresh_transaction(group[index:])
+                if not self.in_transaction:  # refused as the first of a transaction
+                    return None
+                self.limit = self.in_transaction
+                await self._fresh_transaction()
+                return group[index:]
             if found is Meaning.TOO_MANY_CONNECTIONS:  # 421: the server is closing the session
                 self.session.failure, self.session.failed_at = reply, "rcpt"
                 return None
@@ -309,17 +319,14 @@ class _Dialogue:
             raise Refused(reply)
         self.step = "rcpt"
 
-    async def _fresh_transaction(self, refused: list[str]) -> list[str] | None:
-        """RSET and MAIL FROM after a recipient refused as one too many; the refused to send again,
-        or None when it was refused as the first of a transaction already."""
-        if not self.in_transaction:
-            return None
+    async def _fresh_transaction(self) -> None:
+        """RSET and MAIL FROM: a new transaction in the same session, for the recipients the last one
+        had no room for."""
         await self.client.command(b"RSET")
         self.step = "mail"
         self.client.write(self._mail())
         await self._mail_reply()
         self.in_transaction = 0
-        return refused
 
     async def _fold_in(self, more: Callable[[], list[str]]) -> None:
         """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
