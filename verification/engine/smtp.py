@@ -229,8 +229,12 @@ class _Dialogue:
         fresh transaction (RSET, MAIL FROM), with those after it in its group; refused again as the
         first of one, the session stops there: the caller asks it, and those after it, in sessions
         of their own. Once a transaction met the server's limit, the next is begun before a group
-        would pass it. Returns whether the server may take more (neither that nor a 421)."""
-        waiting = recipients
+        would pass it. The probes go last (each still after its domain's addresses): dealt domain by
+        domain, each probe would wait for its domain's replies, and a session's RCPTs take a write
+        and a wait a domain rather than two in all. Returns whether the server may take more
+        (neither that nor a 421)."""
+        probes = self.config.probes
+        waiting = [r for r in recipients if r not in probes] + [r for r in recipients if r in probes]
         while waiting:
             if self.limit and self.in_transaction >= self.limit:
                 await self._fresh_transaction()
