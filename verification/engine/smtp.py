@@ -280,26 +280,24 @@ class _Dialogue:
         return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
 
     async def _send(self, group: list[str]) -> list[str] | None:
-        """One write of RCPTs (behind MAIL FROM in the transaction's first), their replies read in
-        order. Returns the recipients to send again in a fresh transaction (refused as one too many
-        after others were taken), or None when the session must stop."""
+        """One write of RCPTs (behind MAIL FROM in the transaction's first, where pipelining), their
+        replies read together. Returns the recipients to send again in a fresh transaction (refused
+        as one too many after others were taken), or None when the session must stop."""
         client, answers = self.client, self.session.answers
-        rcpts = [b"RCPT TO:<" + self.wire[recipient].encode() + b">" for recipient in group]
-        if self.mail_sent:
-            client.write(*rcpts)
-        elif "PIPELINING" in client.offered:
-            client.write(self._mail(), *rcpts)
-            await self._mail_reply()
-        else:
-            client.write(self._mail())
-            await self._mail_reply()
-            client.write(*rcpts)
-        for index, recipient in enumerate(group):
-            reply = await client.reply()
+        mail = [] if self.mail_sent else [self._mail()]
+        if mail and "PIPELINING" not in client.offered:
+            client.write(*mail)
+            self._mail_taken(await client.reply())
+            mail = []
+        client.write(*mail, *(b"RCPT TO:<" + self.wire[recipient].encode() + b">" for recipient in group))
+        replies, error = await client.replies(len(mail) + len(group))
+        if mail:
+            self._mail_taken(replies.pop(0) if replies else None, error)
+        for index, (recipient, reply) in enumerate(zip(group, replies, strict=False)):
             found = meaning(reply)
-            if found is Meaning.TOO_MANY_RECIPIENTS:
-                for _ in group[index + 1 :]:  # the rest of the group met a full transaction too
-                    await client.reply()
+            if found is Meaning.TOO_MANY_RECIPIENTS:  # and those after it in the group met a full transaction
+                if error is not None:  # cut off before the rest of the group was answered
+                    raise error
                 if not self.in_transaction:  # refused as the first of a transaction
                     return None
                 self.limit = self.in_transaction
@@ -310,6 +308,8 @@ class _Dialogue:
                 return None
             answers[recipient] = reply
             self.in_transaction += 1
+        if error is not None:  # the replies stopped coming: the session ends as without pipelining
+            raise error
         return []
 
     def _mail(self) -> bytes:
@@ -317,8 +317,10 @@ class _Dialogue:
         self.mail_sent = True
         return b"MAIL FROM:<" + self.config.mail_from.encode() + (b"> SMTPUTF8" if self.utf8 else b">")
 
-    async def _mail_reply(self) -> None:
-        reply = await self.client.reply()
+    def _mail_taken(self, reply: Reply | None, error: Exception | None = None) -> None:
+        """MAIL FROM's reply: a refusal (or none: `error`) ends the session at "mail"."""
+        if reply is None:
+            raise error or Disconnected("no reply to MAIL FROM")
         if not 200 <= reply.code < 300:
             raise Refused(reply)
         self.step = "rcpt"
@@ -329,7 +331,7 @@ class _Dialogue:
         await self.client.command(b"RSET")
         self.step = "mail"
         self.client.write(self._mail())
-        await self._mail_reply()
+        self._mail_taken(await self.client.reply())
         self.in_transaction = 0
 
     async def _fold_in(self, more: Callable[[], list[str]]) -> None:

@@ -8,14 +8,17 @@ and the deep worker is CPU-bound. We need only a client's half of a few commands
 MAIL, RCPT, RSET, QUIT), never DATA, and the socket is always connected by us (smtp.open_socket).
 
 Replies are parsed as RFC 5321 section 4.2 says (three digits, "-" for a line to follow), lines
-joined by "\n", and queue in order: a pipelined group's replies are read one by one with `reply()`.
-Every wait has one timer (loop.call_later), not an asyncio.wait_for.
+joined by "\n", and queue in order: a pipelined group's replies are read together with `replies()`,
+which wakes its reader once when the last has come, not once a reply (a server answers a group's
+RCPTs one at a time, each in a packet of its own). Every wait has one timer (loop.call_at), not
+an asyncio.wait_for; each reply may take up to the timeout after the one before it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import socket
 import ssl
 
 from verification.engine.smtp_replies import Reply
@@ -42,15 +45,19 @@ class Refused(SmtpError):
 
 
 class _Wire(asyncio.Protocol):
-    """The bytes in: complete replies queue in `replies`; a waiting reader is woken by `_wake`."""
+    """The bytes in: complete replies queue in `replies`; a reader waiting for `wanted` of them is
+    woken when they are there or the connection ends."""
 
     def __init__(self) -> None:
         self.buffer = bytearray()
         self.lines: list[str] = []  # the reply being read, until its last line
         self.replies: collections.deque[Reply] = collections.deque()
+        self.last_reply_at = 0.0  # the event loop's time when the last reply was complete
         self.ended: SmtpError | None = None
         self.waiter: asyncio.Future[None] | None = None
+        self.wanted = 0
         self.transport: asyncio.Transport | None = None
+        self.clock = asyncio.get_running_loop().time
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -66,7 +73,8 @@ class _Wire(asyncio.Protocol):
         del buffer[:start]
         if len(buffer) > MAX_LINE:
             self._end(SmtpError("reply line too long"))
-        self._wake()
+        if len(self.replies) >= self.wanted:
+            self._wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._end(Disconnected(f"connection lost: {exc}" if exc else "the server closed the connection"))
@@ -82,6 +90,7 @@ class _Wire(asyncio.Protocol):
         if line[3:4] != b"-":
             self.replies.append(Reply(int(code), "\n".join(self.lines)))
             self.lines = []
+            self.last_reply_at = self.clock()
             if len(self.replies) > MAX_QUEUED:
                 self._end(SmtpError("more replies than commands"))
 
@@ -106,10 +115,10 @@ class SmtpClient:
         self.offered: frozenset[str] = frozenset()  # EHLO's keywords, upper case ("PIPELINING", ...)
 
     @classmethod
-    async def over(cls, sock: object, timeout: float) -> SmtpClient:
+    async def over(cls, sock: socket.socket, timeout: float) -> SmtpClient:
         """A client on a socket already connected (smtp.open_socket: directly, bound, or a proxy's)."""
         loop = asyncio.get_running_loop()
-        _, wire = await loop.create_connection(_Wire, sock=sock)  # type: ignore[arg-type]
+        _, wire = await loop.create_connection(_Wire, sock=sock)
         return cls(wire, timeout)
 
     def write(self, *commands: bytes) -> None:
@@ -122,15 +131,27 @@ class SmtpClient:
         self._wire.transport.write(b"\r\n".join(commands) + b"\r\n")
 
     async def reply(self, timeout: float | None = None) -> Reply:
-        """The next reply, waiting at most `timeout` (default: the client's) seconds for it. A 421
-        (the server closes the channel) is returned, and the connection dropped after it."""
-        wire = self._wire
-        if not wire.replies:
-            await self._wait(self.timeout if timeout is None else timeout)
-        reply = wire.replies.popleft()
-        if reply.code == 421:
+        """The next reply, waiting at most `timeout` (default: the client's) seconds for it."""
+        got, error = await self.replies(1, timeout)
+        if error is not None:
+            raise error
+        return got[0]
+
+    async def replies(self, count: int, timeout: float | None = None) -> tuple[list[Reply], Exception | None]:
+        """The next `count` replies, each waited for at most `timeout` (default: the client's)
+        seconds after the one before; fewer when the connection ended or a reply was late, with
+        the error that says why. A 421 (the server closes the channel) is returned, and the
+        connection dropped after it."""
+        wire, error = self._wire, None
+        if len(wire.replies) < count:
+            try:
+                await self._wait(count, self.timeout if timeout is None else timeout)
+            except (SmtpError, TimeoutError) as exc:
+                error = exc
+        got = [wire.replies.popleft() for _ in range(min(count, len(wire.replies)))]
+        if any(reply.code == 421 for reply in got):
             self.close()
-        return reply
+        return got, error
 
     async def command(self, command: bytes, *, expect: int = 250, timeout: float | None = None) -> Reply:
         """Send one command and read its reply; raise Refused when its code is not `expect`."""
@@ -154,30 +175,39 @@ class SmtpClient:
         transport = await loop.start_tls(wire.transport, wire, context, ssl_handshake_timeout=self.timeout)
         if transport is None:
             raise Disconnected("the connection closed during the TLS handshake")
-        wire.transport = transport  # type: ignore[assignment]
+        wire.transport = transport
         self.offered = frozenset()
 
     def close(self) -> None:
         """Drop the connection (no QUIT); what is read or written after it raises Disconnected."""
         self._wire._end(Disconnected("the session was closed"))
 
-    async def _wait(self, timeout: float) -> None:
-        """Until a whole reply has come, the connection ended, or `timeout` seconds passed (one
-        deadline for the whole reply: a server dripping a line at a time gets no more)."""
+    async def _wait(self, count: int, timeout: float) -> None:
+        """Until `count` replies are queued, the connection ended, or a reply took more than
+        `timeout` seconds after the one before it (or after the wait began). One timer at a time:
+        when it fires the wait goes on if replies came meanwhile (a server dripping the lines of
+        one reply gets no more time)."""
         wire, loop = self._wire, asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not wire.replies:
-            if wire.ended is not None:
-                raise wire.ended
-            wire.waiter = waiter = loop.create_future()
-            timer = loop.call_at(deadline, _time_out, waiter)
-            try:
-                await waiter
-            finally:
-                timer.cancel()
-                wire.waiter = None
+        started = loop.time()
+        wire.wanted = count
+        try:
+            while len(wire.replies) < count:
+                if wire.ended is not None:
+                    raise wire.ended
+                deadline = max(started, wire.last_reply_at) + timeout
+                if loop.time() >= deadline - 0.001:  # a timer may fire a clock tick early
+                    raise TimeoutError("no reply in time")
+                wire.waiter = waiter = loop.create_future()
+                timer = loop.call_at(deadline, _time_out, waiter)
+                try:
+                    await waiter
+                finally:
+                    timer.cancel()
+                    wire.waiter = None
+        finally:
+            wire.wanted = 0
 
 
 def _time_out(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
-        waiter.set_exception(TimeoutError("no reply in time"))
+        waiter.set_result(None)  # the wait looks at the time itself
