@@ -11,8 +11,9 @@ to ask, and when, is smtp_scheduling.py's.
 
 A server that offers PIPELINING (RFC 2920) gets its RCPTs in groups of up to PIPELINE_GROUP, one
 write each, the first group behind MAIL FROM, and their replies are read back in order; one that
-does not gets one command at a time. A catch-all probe waits for the next group when an address
-of its domain is still in the current one (whether to send it depends on their replies).
+does not gets one command at a time. The catch-all probes go after every address, and a probe
+waits for the next group when an address of its domain is still in the current one (whether to
+send it depends on their replies): a session's RCPTs take two writes, whatever its domains.
 """
 
 from __future__ import annotations

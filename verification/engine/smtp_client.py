@@ -1,11 +1,12 @@
 """The wire of deep verification's SMTP sessions: a small client of our own on asyncio.Protocol.
 
-Why not aiosmtplib, as the project otherwise prefers a library: it has no way to pipeline (RFC 2920:
-it must read each reply before the next command), and it costs about 40–55 µs of CPU per command
-on this machine (asyncio streams, a future and a wait_for per read, its own locking and logging)
-against about 12 µs here (bench/smtp_cost.py); a 20,000-row deep job sends some 21,000 commands,
-and the deep worker is CPU-bound. We need only a client's half of a few commands (EHLO, STARTTLS,
-MAIL, RCPT, RSET, QUIT), never DATA, and the socket is always connected by us (smtp.open_socket).
+Why not aiosmtplib, as the project otherwise prefers a library: it cannot pipeline (RFC 2920; its
+protocol must be awaited once per command, or replies are lost), and a deep session through it
+cost about 42 µs of CPU per command against 8 µs now, pipelined (bench/smtp_cost.py and
+bench/README.md, "Deep sessions on the wire"); one command at a time the two cost about the same
+(17 µs). A 20,000-row deep batch sends some 25,000 commands on a worker that was CPU-bound. We need
+only a client's half of a few commands (EHLO, STARTTLS, MAIL, RCPT, RSET, QUIT), never DATA, and
+the socket is always one we connected (smtp.open_socket: directly, bound to an egress, or a proxy's).
 
 Replies are parsed as RFC 5321 section 4.2 says (three digits, "-" for a line to follow), lines
 joined by "\n", and queue in order: a pipelined group's replies are read together with `replies()`,
