@@ -19,7 +19,7 @@ the upload's first byte to the completion a client sees polling `GET /v1/jobs/{i
 
 Each deep and bulk job's time is split by the job's own timestamps (wall clock, to the microsecond in the
 database): the upload's POST, queued (created → its first chunk claimed), running (claimed →
-completed) and seen (completed → the poll that saw it); the bulk job's also by the CPU seconds its
+completed) and seen (completed → the poll that saw it); each job's also by the CPU seconds its
 qcluster used meanwhile.
 """
 
@@ -90,9 +90,10 @@ def _deep_job(dns_address: str, smtp_port: int, farm: subprocess.Popen[str], cas
         account = stack.create_account("deep@outside.example", credits=count + 1000)
         _start(stack)
         deep._farm_counts(farm)  # reset
+        idle = _qcluster_cpu(stack)
         seen = _upload_and_poll(stack, account, content, "deep")
         counts = deep._farm_counts(farm)
-        phases = _phases(stack, seen)
+        phases = _phases(stack, seen) | {"qcluster_cpu_s": round(_qcluster_cpu(stack) - idle, 2)}
     errors = [] if counts["peak_per_address"] <= 3 else [f"{counts['peak_per_address']} connections to one address"]
     if seen.job["progress"]["processed"] != count or seen.job["status"] != "completed":
         errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}")

@@ -44,6 +44,9 @@ class Script:
     tarpit: bool = False  # accept the connection, then say nothing
     max_connections: int = 0  # more at once get "421 4.7.0 Too many connections"; 0: no cap
     max_recipients: int = 0  # per session; further ones get "452 4.5.3 Too many recipients"; 0: no cap
+    # Per transaction (MAIL FROM begins one), as Postfix's smtpd_recipient_limit: further ones get 452 4.5.3.
+    transaction_recipients: int = 0
+    pipelining: bool = True  # offer PIPELINING (RFC 2920)
     greylist_seconds: float = 0.0  # each recipient gets 450 until this long after it was first asked
     starttls: bool = False  # offer STARTTLS
     starttls_required: bool = False  # MAIL FROM before STARTTLS gets 530
@@ -70,6 +73,8 @@ class Stats:
     peak_by_source: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, address) -> most at once
     helos: Counter[tuple[str, str]] = field(default_factory=Counter)  # (source, EHLO name) -> times said
     rate_refused: Counter[str] = field(default_factory=Counter)  # address -> connections refused by its rate limit
+    # address -> commands answered while the next command had already arrived (pipelined: RFC 2920)
+    pipelined: Counter[str] = field(default_factory=Counter)
     # (source, address) -> when each connection came (time.monotonic()), refused or not
     connected_at: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
@@ -191,7 +196,7 @@ class MxFarm:
         await self._say(writer, script, script.banner)
         if not script.banner.startswith("220"):
             return
-        state = {"tls": False, "rcpts": 0, "utf8": False}
+        state = {"tls": False, "rcpts": 0, "utf8": False, "in_transaction": 0}
         while line := (await reader.readline()).decode("utf-8", "replace").strip():
             verb, _, argument = line.partition(" ")
             if not line.isascii() and not (script.smtputf8 and state["utf8"]):
@@ -209,6 +214,8 @@ class MxFarm:
                 self.stats.tls_sessions += 1
                 continue
             await self._say(writer, script, reply)
+            if getattr(reader, "_buffer", b""):  # StreamReader has no public peek: the next command is here
+                self.stats.pipelined[address] += 1
             if verb.upper() == "QUIT" or reply.startswith("421"):
                 return
 
@@ -216,11 +223,13 @@ class MxFarm:
         if verb in ("EHLO", "HELO"):
             offer = "250-STARTTLS\r\n" if script.starttls and not state["tls"] else ""
             offer += "250-SMTPUTF8\r\n" if script.smtputf8 else ""
-            return f"250-mx.farm hello\r\n250-PIPELINING\r\n{offer}250 8BITMIME"
+            offer += "250-PIPELINING\r\n" if script.pipelining else ""
+            return f"250-mx.farm hello\r\n{offer}250 8BITMIME"
         if verb == "MAIL":
             if script.starttls_required and not state["tls"]:
                 return "530 5.7.0 Must issue a STARTTLS command first"
             state["utf8"] = script.smtputf8 and "SMTPUTF8" in argument.upper()
+            state["in_transaction"] = 0
             return script.mail_reply
         if verb == "RCPT":
             return self._rcpt(address, script, state, argument)
@@ -234,7 +243,10 @@ class MxFarm:
         self.stats.recipients.append(recipient)
         if script.max_recipients and state["rcpts"] >= script.max_recipients:
             return "452 4.5.3 Too many recipients"
+        if script.transaction_recipients and state["in_transaction"] >= script.transaction_recipients:
+            return "452 4.5.3 Error: too many recipients"
         state["rcpts"] += 1
+        state["in_transaction"] += 1
         if script.greylist_seconds:
             first = self.first_asked.setdefault((address, recipient), time.monotonic())
             if time.monotonic() - first < script.greylist_seconds:

@@ -3,10 +3,17 @@
 banner, EHLO, STARTTLS when offered (no certificate check, as MTAs do), MAIL FROM, RCPT TO each
 recipient, QUIT. Never DATA, never VRFY. Domains go on the wire in their IDNA form (`xn--…`); a
 mailbox name outside ASCII is asked with SMTPUTF8 (RFC 6531) when the server offers it and not at
-all when it does not (`Meaning.UTF8_UNSUPPORTED`). aiosmtplib speaks the protocol; it is handed a socket we
-connected ourselves (directly or through a SOCKS5 proxy), so the connection goes to exactly the
-address the caller vetted. Every step waits at most `timeout` seconds. What the replies mean is
-smtp_replies.py's business; which address to ask, and when, is smtp_scheduling.py's.
+all when it does not (`Meaning.UTF8_UNSUPPORTED`). Our own client (smtp_client.py, which says why not
+aiosmtplib) speaks the protocol on a socket we connected ourselves (directly or through a SOCKS5
+proxy), so the connection goes to exactly the address the caller vetted. Every reply is waited
+for at most `timeout` seconds. What the replies mean is smtp_replies.py's business; which address
+to ask, and when, is smtp_scheduling.py's.
+
+A server that offers PIPELINING (RFC 2920) gets its RCPTs in groups of up to PIPELINE_GROUP, one
+write each, the first group behind MAIL FROM, and their replies are read back in order; one that
+does not gets one command at a time. The catch-all probes go after every address, and a probe
+waits for the next group when an address of its domain is still in the current one (whether to
+send it depends on their replies): a session's RCPTs take two writes, whatever its domains.
 """
 
 from __future__ import annotations
@@ -15,24 +22,22 @@ import asyncio
 import contextlib
 import functools
 import logging
-import re
 import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import aiosmtplib
 from python_socks.async_.asyncio import Proxy
 
+from verification.engine.smtp_client import Disconnected, Refused, SmtpClient, SmtpError
 from verification.engine.smtp_replies import PROBE_NOT_ASKED, UTF8_NOT_OFFERED, Meaning, Reply, meaning
 from verification.engine.syntax import parse
 
 logger = logging.getLogger(__name__)
 
-# A plain address (dot-atom mailbox name, ASCII domain) goes on the wire as it is: aiosmtplib's
-# rcpt() re-parses every recipient with email.utils.parseaddr, a third of a session's CPU in a
-# 2,000-row profile; anything else (quoted, non-ASCII) still takes that road.
-_PLAIN = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+")
+# RCPTs in one write to a server offering PIPELINING: a session's share is rarely larger, and a
+# bounded group keeps what one write asks of a server's input buffer modest.
+PIPELINE_GROUP = 100
 
 
 # A session's outcome by the meaning of what ended it (Session.outcome); anything else: unreachable.
@@ -122,172 +127,222 @@ async def run_session(
     address: str, recipients: list[str], config: SmtpConfig, more: Callable[[], list[str]] | None = None
 ) -> Session:
     """Ask `address` about each recipient in one session, then about those `more` hands over (folded
-    into the transaction, _folded_in). Recipients it did not get to (the server limits recipients
-    per session, or cut us off) are missing from `answers`. Never raises: whatever goes wrong ends
-    the session with a failure (its recipients are then asked elsewhere or answered unreachable),
-    never the caller's batch."""
+    into the transaction, _Dialogue.fold_in). Recipients it did not get to (the server limits
+    recipients per session, or cut us off) are missing from `answers`. Never raises: whatever goes
+    wrong ends the session with a failure (its recipients are then asked elsewhere or answered
+    unreachable), never the caller's batch."""
     session = Session(address)
     try:
         sock = await open_socket(address, config)
     except (OSError, TimeoutError, Exception) as exc:  # refused, unreachable, proxy refused, timed out
         session.failure, session.failed_at = Reply(0, f"connect: {exc or type(exc).__name__}"), "connect"
         return session
-    client = aiosmtplib.SMTP(
-        hostname=address, sock=sock, timeout=config.timeout, local_hostname=config.helo, start_tls=False
-    )
+    client: SmtpClient | None = None
     try:
-        await _dialogue(client, session, recipients, config, more)
-    except Exception as exc:  # a bug of ours or the library's: this session fails, not the batch
+        client = await SmtpClient.over(sock, config.timeout)
+        await _Dialogue(client, session, config).run(recipients, more)
+    except Exception as exc:  # a bug of ours: this session fails, not the batch
         logger.exception("SMTP session with %s failed", address)
         session.failure, session.failed_at = Reply(0, f"error: {type(exc).__name__}"), "error"
     finally:
-        client.close()
+        if client is not None:
+            client.close()
+        else:
+            sock.close()
     return session
-
-
-async def _dialogue(
-    client: aiosmtplib.SMTP,
-    session: Session,
-    recipients: list[str],
-    config: SmtpConfig,
-    more: Callable[[], list[str]] | None,
-) -> None:
-    step = "banner"
-    try:
-        await client.connect()
-        step = "ehlo"
-        await client.ehlo()
-        if client.supports_extension("starttls"):
-            step = "starttls"
-            await client.starttls(tls_context=_tls_context())
-            step = "ehlo"
-            await client.ehlo()  # what the server offers inside TLS (SMTPUTF8 among it)
-        wire = _wire_forms(recipients)
-        askable = _askable(client, session, recipients, wire)
-        if askable:
-            step = "mail"
-            utf8 = not all(wire[recipient].isascii() for recipient in askable)
-            await _mail(client, config, utf8=utf8)
-            step = "rcpt"
-            await _recipients(client, session, askable, wire, config, utf8=utf8)
-            if more is not None:
-                await _folded_in(client, session, more, wire, config, utf8=utf8)
-        with contextlib.suppress(aiosmtplib.SMTPException, OSError, TimeoutError):
-            await client.quit(timeout=min(config.timeout, 2.0))
-    except aiosmtplib.SMTPResponseException as exc:
-        session.failure, session.failed_at = Reply(exc.code, exc.message), step
-    except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-        session.failure, session.failed_at = _no_reply(step, exc, session), step
 
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """STARTTLS without a certificate check, as MTAs do: one context for every session. aiosmtplib
-    builds a default one per session otherwise, reading the system's CA store for nothing (about
-    16 ms of CPU a session: five seconds over a 2,000-row job's 300 sessions)."""
+    """STARTTLS without a certificate check, as MTAs do: one context for every session (a default
+    one per session would read the system's CA store for nothing, about 16 ms of CPU each)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
     return context
 
 
-def _no_reply(step: str, exc: BaseException, session: Session) -> Reply:
-    """What ended the session without a reply we could read. A server that hangs up among the
-    RCPTs, having answered some, sent the 421 RFC 5321 asks of it between two commands (Postfix
-    after `smtpd_hard_error_limit` rejects: "421 4.7.0 Error: too many errors"), and aiosmtplib drops
-    a reply nobody asked for: it is read as that 421, so the recipients left are asked again in a new
-    session rather than judged unreachable."""
-    if step == "rcpt" and session.answers and isinstance(exc, aiosmtplib.SMTPServerDisconnected):
-        return Reply(421, f"4.7.0 the server closed the session after {len(session.answers)} recipients")
-    return Reply(0, f"{step}: {exc or type(exc).__name__}")
+class _Dialogue:
+    """One session's commands after the connection: greeting, EHLO, STARTTLS, the transaction."""
 
+    def __init__(self, client: SmtpClient, session: Session, config: SmtpConfig) -> None:
+        self.client, self.session, self.config = client, session, config
+        self.step = "banner"  # where a failure happened (Session.failed_at)
+        self.wire: dict[str, str] = {}  # each recipient asked: its wire form
+        self.utf8 = False  # the transaction asked for SMTPUTF8
+        self.in_transaction = 0  # RCPTs the current transaction took
+        self.limit = 0  # RCPTs a transaction takes, once the server refused one as one too many
+        self.mail_sent = False
 
-def _askable(client: aiosmtplib.SMTP, session: Session, recipients: list[str], wire: dict[str, str]) -> list[str]:
-    """The recipients this server can be asked about: all when it offers SMTPUTF8, else those whose
-    mailbox name is ASCII (the others are answered UTF8_NOT_OFFERED here)."""
-    if client.supports_extension("smtputf8"):
-        return recipients
-    for recipient in recipients:
-        if not wire[recipient].isascii():
-            session.answers[recipient] = UTF8_NOT_OFFERED
-    return [recipient for recipient in recipients if recipient not in session.answers]
+    async def run(self, recipients: list[str], more: Callable[[], list[str]] | None) -> None:
+        try:
+            await self._greet()
+            self.wire = _wire_forms(recipients)
+            askable = self._askable(recipients)
+            if askable:
+                self.step = "mail"
+                self.utf8 = not all(self.wire[recipient].isascii() for recipient in askable)
+                if await self._ask(askable) and more is not None:
+                    await self._fold_in(more)
+            with contextlib.suppress(SmtpError, OSError, TimeoutError):
+                await self.client.command(b"QUIT", expect=221, timeout=min(self.config.timeout, 2.0))
+        except Refused as exc:
+            self.session.failure, self.session.failed_at = exc.reply, self.step
+        except (SmtpError, OSError, TimeoutError) as exc:
+            self.session.failure, self.session.failed_at = self._no_reply(exc), self.step
 
+    async def _greet(self) -> None:
+        banner = await self.client.reply()
+        if banner.code != 220:
+            raise Refused(banner)
+        self.step = "ehlo"
+        await self.client.ehlo(self.config.helo)
+        if "STARTTLS" in self.client.offered:
+            self.step = "starttls"
+            await self.client.starttls(_tls_context())
+            self.step = "ehlo"
+            await self.client.ehlo(self.config.helo)  # what the server offers inside TLS (SMTPUTF8 among it)
 
-async def _recipients(
-    client: aiosmtplib.SMTP,
-    session: Session,
-    recipients: list[str],
-    wire: dict[str, str],
-    config: SmtpConfig,
-    *,
-    utf8: bool,
-) -> None:
-    """RCPT TO each. A further recipient refused as one too many gets a fresh transaction (RSET,
-    MAIL FROM, with SMTPUTF8 as the first one asked: `utf8`); refused again as the first of one,
-    the session stops there: the caller asks it, and those after it, in sessions of their own."""
-    in_transaction = 0
-    for recipient in recipients:
-        if recipient in config.probes and _refused_by_policy(session, wire, wire[recipient]):
-            session.answers[recipient] = PROBE_NOT_ASKED
-            continue
-        reply = await _rcpt(client, wire[recipient])
-        if meaning(reply) is Meaning.TOO_MANY_RECIPIENTS and in_transaction:
-            await client.rset()
-            await _mail(client, config, utf8=utf8)
-            in_transaction = 0
-            reply = await _rcpt(client, wire[recipient])
-        found = meaning(reply)
-        if found is Meaning.TOO_MANY_RECIPIENTS:
-            return
-        if found is Meaning.TOO_MANY_CONNECTIONS:  # 421: the server is closing the session
-            session.failure, session.failed_at = reply, "rcpt"
-            return
-        session.answers[recipient] = reply
-        in_transaction += 1
+    def _no_reply(self, exc: BaseException) -> Reply:
+        """What ended the session without a reply we could read. A server that hangs up among the
+        RCPTs, having answered some, sent the 421 RFC 5321 asks of it between two commands (Postfix
+        after `smtpd_hard_error_limit` rejects: "421 4.7.0 Error: too many errors") or none: it is
+        read as that 421, so the recipients left are asked again in a new session rather than
+        judged unreachable."""
+        if self.step == "rcpt" and self.session.answers and isinstance(exc, Disconnected):
+            count = len(self.session.answers)
+            return Reply(421, f"4.7.0 the server closed the session after {count} recipients")
+        return Reply(0, f"{self.step}: {exc or type(exc).__name__}")
 
+    def _askable(self, recipients: list[str]) -> list[str]:
+        """The recipients this server can be asked about: all when it offers SMTPUTF8, else those whose
+        mailbox name is ASCII (the others are answered UTF8_NOT_OFFERED here)."""
+        if "SMTPUTF8" in self.client.offered:
+            return recipients
+        answers = self.session.answers
+        for recipient in recipients:
+            if not self.wire[recipient].isascii():
+                answers[recipient] = UTF8_NOT_OFFERED
+        return [recipient for recipient in recipients if recipient not in answers]
 
-def _refused_by_policy(session: Session, wire: dict[str, str], probe: str) -> bool:
-    """Whether the session asked about addresses of the probe's domain and every one was refused
-    by policy (554 5.7.1 and the like): the probe would be refused too, and tell nothing."""
-    domain = probe.rpartition("@")[2]
-    same = [reply for recipient, reply in session.answers.items() if wire[recipient].rpartition("@")[2] == domain]
-    return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
+    async def _ask(self, recipients: list[str]) -> bool:
+        """RCPT TO each, in groups (module docstring). A recipient refused as one too many gets a
+        fresh transaction (RSET, MAIL FROM), with those after it in its group; refused again as the
+        first of one, the session stops there: the caller asks it, and those after it, in sessions
+        of their own. Once a transaction met the server's limit, the next is begun before a group
+        would pass it. The probes go last (each still after its domain's addresses): dealt domain by
+        domain, each probe would wait for its domain's replies, and a session's RCPTs take a write
+        and a wait a domain rather than two in all. Returns whether the server may take more
+        (neither that nor a 421)."""
+        probes = self.config.probes
+        waiting = [r for r in recipients if r not in probes] + [r for r in recipients if r in probes]
+        while waiting:
+            if self.limit and self.in_transaction >= self.limit:
+                await self._fresh_transaction()
+            group, waiting = self._group(waiting)
+            if not group:
+                continue
+            unanswered = await self._send(group)
+            if unanswered is None:
+                return False
+            waiting = unanswered + waiting
+        return True
 
+    def _group(self, waiting: list[str]) -> tuple[list[str], list[str]]:
+        """The next RCPTs to send in one write, and those left. A probe whose domain's addresses were
+        all refused by policy is answered PROBE_NOT_ASKED here; one whose domain is still being
+        asked in this group waits for the next."""
+        size = PIPELINE_GROUP if "PIPELINING" in self.client.offered else 1
+        if self.limit:
+            size = min(size, self.limit - self.in_transaction)
+        group: list[str] = []
+        domains: set[str] = set()
+        for index, recipient in enumerate(waiting):
+            domain = self.wire[recipient].rpartition("@")[2]
+            if recipient in self.config.probes:
+                if domain in domains:
+                    return group, waiting[index:]
+                if self._refused_by_policy(domain):
+                    self.session.answers[recipient] = PROBE_NOT_ASKED
+                    continue
+            if len(group) == size:
+                return group, waiting[index:]
+            group.append(recipient)
+            domains.add(domain)
+        return group, []
 
-async def _folded_in(
-    client: aiosmtplib.SMTP,
-    session: Session,
-    more: Callable[[], list[str]],
-    wire: dict[str, str],
-    config: SmtpConfig,
-    *,
-    utf8: bool,
-) -> None:
-    """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
-    the same address turned away for our rate (Postfix's connection rate limit lets two sessions a
-    minute in, each able to carry a thousand recipients). ASCII ones only, unless this transaction
-    asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them.
-    Their wire forms join the session's `wire`, which then names every recipient it asked."""
-    while session.failure is None and (extra := [r for r in more() if r not in session.answers]):
-        extra = [recipient for recipient in extra if utf8 or recipient.isascii()]
-        wire.update(_wire_forms(extra))
-        await _recipients(client, session, extra, wire, config, utf8=utf8)
-        if any(recipient not in session.answers for recipient in extra):
-            return  # the server takes no more in this session
+    def _refused_by_policy(self, domain: str) -> bool:
+        """Whether the session asked about addresses of `domain` and every one was refused by policy
+        (554 5.7.1 and the like): its probe would be refused too, and tell nothing."""
+        wire = self.wire
+        same = [
+            reply for recipient, reply in self.session.answers.items() if wire[recipient].rpartition("@")[2] == domain
+        ]
+        return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
 
+    async def _send(self, group: list[str]) -> list[str] | None:
+        """One write of RCPTs (behind MAIL FROM in the transaction's first, where pipelining), their
+        replies read together. Returns the recipients to send again in a fresh transaction (refused
+        as one too many after others were taken), or None when the session must stop."""
+        client, answers = self.client, self.session.answers
+        mail = [] if self.mail_sent else [self._mail()]
+        if mail and "PIPELINING" not in client.offered:
+            client.write(*mail)
+            self._mail_taken(await client.reply())
+            mail = []
+        client.write(*mail, *(b"RCPT TO:<" + self.wire[recipient].encode() + b">" for recipient in group))
+        replies, error = await client.replies(len(mail) + len(group))
+        if mail:
+            self._mail_taken(replies.pop(0) if replies else None, error)
+        for index, (recipient, reply) in enumerate(zip(group, replies, strict=False)):
+            found = meaning(reply)
+            if found is Meaning.TOO_MANY_RECIPIENTS:  # and those after it in the group met a full transaction
+                if error is not None:  # cut off before the rest of the group was answered
+                    raise error
+                if not self.in_transaction:  # refused as the first of a transaction
+                    return None
+                self.limit = self.in_transaction
+                await self._fresh_transaction()
+                return group[index:]
+            if found is Meaning.TOO_MANY_CONNECTIONS:  # 421: the server is closing the session
+                self.session.failure, self.session.failed_at = reply, "rcpt"
+                return None
+            answers[recipient] = reply
+            self.in_transaction += 1
+        if error is not None:  # the replies stopped coming: the session ends as without pipelining
+            raise error
+        return []
 
-async def _mail(client: aiosmtplib.SMTP, config: SmtpConfig, *, utf8: bool) -> None:
-    """MAIL FROM, asking for SMTPUTF8 when a recipient of this session needs it (and it was offered)."""
-    await client.mail(config.mail_from, options=["SMTPUTF8"] if utf8 else None)
+    def _mail(self) -> bytes:
+        """MAIL FROM, asking for SMTPUTF8 when a recipient of this session needs it (and it was offered)."""
+        self.mail_sent = True
+        return b"MAIL FROM:<" + self.config.mail_from.encode() + (b"> SMTPUTF8" if self.utf8 else b">")
 
+    def _mail_taken(self, reply: Reply | None, error: Exception | None = None) -> None:
+        """MAIL FROM's reply: a refusal (or none: `error`) ends the session at "mail"."""
+        if reply is None:
+            raise error or Disconnected("no reply to MAIL FROM")
+        if not 200 <= reply.code < 300:
+            raise Refused(reply)
+        self.step = "rcpt"
 
-async def _rcpt(client: aiosmtplib.SMTP, wire: str) -> Reply:
-    """RCPT TO the recipient's wire form."""
-    if _PLAIN.fullmatch(wire):
-        response = await client.execute_command(b"RCPT", b"TO:<" + wire.encode("ascii") + b">")
-        return Reply(response.code, response.message)
-    try:
-        response = await client.rcpt(wire, encoding="utf-8" if not wire.isascii() else "ascii")
-    except aiosmtplib.SMTPRecipientRefused as exc:
-        return Reply(exc.code, exc.message)
-    return Reply(response.code, response.message)
+    async def _fresh_transaction(self) -> None:
+        """RSET and MAIL FROM: a new transaction in the same session, for the recipients the last one
+        had no room for."""
+        await self.client.command(b"RSET")
+        self.step = "mail"
+        self.client.write(self._mail())
+        self._mail_taken(await self.client.reply())
+        self.in_transaction = 0
+
+    async def _fold_in(self, more: Callable[[], list[str]]) -> None:
+        """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
+        the same address turned away for our rate (Postfix's connection rate limit lets two sessions a
+        minute in, each able to carry a thousand recipients). ASCII ones only, unless this transaction
+        asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them.
+        Their wire forms join the session's `wire`, which then names every recipient it asked."""
+        answers = self.session.answers
+        while extra := [r for r in more() if r not in answers and (self.utf8 or r.isascii())]:
+            self.wire.update(_wire_forms(extra))
+            if not await self._ask(extra) or any(recipient not in answers for recipient in extra):
+                return  # the server takes no more in this session

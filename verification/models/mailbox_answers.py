@@ -95,16 +95,19 @@ class CatchAllAnswerQuerySet(models.QuerySet["CatchAllAnswer"]):
         return {row.domain: row.accepts_any for row in rows}
 
     def store_many(self, answers: dict[str, bool]) -> None:
-        now, expires_at = timezone.now(), timezone.now() + timedelta(seconds=CATCH_ALL_SECONDS)
-        rows = [
-            CatchAllAnswer(domain=domain, accepts_any=accepts, asked_at=now, expires_at=expires_at)
-            for domain, accepts in sorted(answers.items())
-        ]
-        CatchAllAnswer._default_manager.bulk_create(
+        """Upserts, sorted, by hand as MailboxAnswer's are: a 20,000-row deep batch stores 4,000
+        domains, and bulk_create's model objects cost more than the statements."""
+        now = timezone.now()
+        asked_at, expires_at = sql.db_datetime(now), sql.db_datetime(now + timedelta(seconds=CATCH_ALL_SECONDS))
+        rows = [(domain, accepts, asked_at, expires_at) for domain, accepts in sorted(answers.items())]
+        if not rows:
+            return
+        sql.execute_batched(
+            f"INSERT INTO {sql.table(CatchAllAnswer)} (domain, accepts_any, asked_at, expires_at)"
+            " VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (domain) DO UPDATE SET accepts_any = excluded.accepts_any,"
+            " asked_at = excluded.asked_at, expires_at = excluded.expires_at",
             rows,
-            update_conflicts=True,
-            unique_fields=["domain"],
-            update_fields=["accepts_any", "asked_at", "expires_at"],
         )
 
 
