@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jobs import fair_share, files
+from jobs import fair_share, files, grouping
 from jobs.chunk_runs import chunk_claim
 from jobs.grouping import job_group
 from jobs.models import Chunk, Job
@@ -21,6 +21,7 @@ from tests.support.bulk_jobs import deep_upload, job_body
 from tests.support.deep import CATCH_ALL, MAILBOX, hosted_on, tenants
 from tests.support.dns_server import DnsServer
 from tests.support.mx_farm import MxFarm
+from verification.deep import session_keys
 from verification.engine.smtp_scheduling import sessions_needed
 
 
@@ -131,3 +132,23 @@ def test_a_batch_whose_worker_died_is_taken_whole_after_its_lease(
     Chunk.objects.filter(job_id=job_id, batch=0).update(lease_expires_at=lapsed)  # its worker was killed
     assert claimed_by_a_worker() == [0, 1, 2]  # another takes it whole, its second attempt
     assert set(Chunk.objects.filter(job_id=job_id, batch=0).values_list("attempts", flat=True)) == {2}
+
+
+@pytest.mark.django_db
+def test_rows_are_keyed_by_their_domains_mx_address_once_a_domain(
+    deep_farm: MxFarm, _resolver_on_loopback: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ordering asks the fast rules and DNS once a domain (a stand-in address on it), not once a
+    row; a row whose own syntax is wrong takes its domain's key, a row with no domain none."""
+    (tenant,) = tenants(_resolver_on_loopback, 1)
+    (catchy,) = hosted_on(_resolver_on_loopback, CATCH_ALL, 1, "catchy")
+    asked: list[list[str]] = []
+
+    def counted(emails: list[str], **kwargs: Any) -> list[str]:
+        asked.append(list(emails))
+        return session_keys(emails, **kwargs)
+
+    monkeypatch.setattr(grouping, "session_keys", counted)
+    rows = [f"alice@{tenant}", f"Bob@{tenant.upper()}", f"no body@{tenant}", "nobody", f"carol@{catchy}"]
+    assert grouping._keys(rows) == [MAILBOX, MAILBOX, MAILBOX, "", CATCH_ALL]
+    assert asked == [[f"{grouping.STAND_IN}@{tenant}", f"{grouping.STAND_IN}@{catchy}"]]
