@@ -99,8 +99,9 @@ CALLBACK_TIMEOUT_SECONDS = envfloat("CALLBACK_TIMEOUT_SECONDS", 10.0)
 BULK_CHUNK_SIZE = envint("BULK_CHUNK_SIZE", 2000, minimum=1)
 # A deep job's chunks hold this many rows (at most BULK_CHUNK_SIZE).
 BULK_DEEP_CHUNK_SIZE = envint("BULK_DEEP_CHUNK_SIZE", 2000, minimum=1)
-# A deep worker takes this many of a job's rows at once (whole chunks), grouped by MX address across
-# them: a job of up to this many rows is asked as a whole (docs/deep.md, Bulk jobs).
+# A deep worker takes at most this many of a job's rows at once (whole chunks), grouped by MX address
+# across them; a job is dealt into BULK_DEEP_WORKERS batches within it, run side by side
+# (docs/deep.md, Bulk jobs).
 BULK_DEEP_BATCH_ROWS = envint("BULK_DEEP_BATCH_ROWS", 20000, minimum=1)
 # A claimed chunk not finished within its lease is taken over by the next worker
 # (the every-minute requeue schedule, or django-q's own `retry` redelivery).

@@ -117,7 +117,9 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cache_table"}}
 
-Q_WORKERS = envint("Q_WORKERS", 2, minimum=1)
+# Three: two may run deep batches at once (they mostly wait on mail servers), one stays free for
+# fast jobs (BULK_DEEP_WORKERS below; docs/deep.md, Bulk jobs).
+Q_WORKERS = envint("Q_WORKERS", 3, minimum=1)
 Q_CLUSTER: dict[str, object] = {
     "name": "verifier",
     "workers": Q_WORKERS,

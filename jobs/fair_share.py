@@ -20,7 +20,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Min, Q
+from django.db.models import Exists, Min, OuterRef, Q
 from django.utils import timezone
 
 from accounts.models import KeyMode
@@ -59,13 +59,30 @@ def is_slow(job: Job) -> bool:
     return job.validation_mode == ValidationMode.DEEP and job.key_mode == KeyMode.LIVE
 
 
+def batch_rows(total: int) -> int:
+    """The rows of one batch of a live deep job of `total` rows (docs/deep.md, "Bulk jobs"): the job
+    shared among the deep workers one machine runs at once (BULK_DEEP_WORKERS), so that its batches
+    run side by side, in whole chunks, and never more than BULK_DEEP_BATCH_ROWS."""
+    chunk = min(settings.BULK_CHUNK_SIZE, settings.BULK_DEEP_CHUNK_SIZE)
+    share = -(-total // settings.BULK_DEEP_WORKERS)
+    return min(settings.BULK_DEEP_BATCH_ROWS, max(chunk, -(-share // chunk) * chunk))
+
+
+def _batch_held(now: datetime) -> Q:
+    """A chunk whose batch another worker is running now (a chunk of it leased): a deep worker takes a
+    batch whole, so the next one takes the job's next batch. A job not grouped is one batch."""
+    running = Chunk.objects.filter(job_id=OuterRef("job_id"), state=Chunk.State.RUNNING, lease_expires_at__gte=now)
+    ungrouped = Q(batch__isnull=True) & Exists(running.filter(batch__isnull=True))
+    return Exists(running.filter(batch=OuterRef("batch"))) | ungrouped
+
+
 def chunk_pick(limit: int = 3, *, deep: bool = True) -> list[int]:
     """Up to `limit` chunk ids in the order they should be taken: one per job, fairest first.
-    `deep=False` leaves live deep jobs out (this worker holds no deep slot: deep_slot below)."""
+    `deep=False` leaves live deep jobs out (this worker holds no deep slot: deep_slot below); a live
+    deep job's batches that other workers hold are left out in any case."""
     now = timezone.now()
     waiting = Chunk.objects.filter(claimable(now), job__status__in=UNFINISHED)
-    if not deep:
-        waiting = waiting.exclude(SLOW_CHUNKS)
+    waiting = waiting.exclude(SLOW_CHUNKS) if not deep else waiting.exclude(SLOW_CHUNKS & _batch_held(now))
     first = dict(waiting.order_by().values("job_id").annotate(first=Min("index")).values_list("job_id", "first"))
     if not first:
         return []

@@ -1,12 +1,14 @@
 """A large deep job's rows, ordered by MX address before it runs (docs/deep.md, "Bulk jobs").
 
-A deep worker verifies a batch of a job's chunks together, up to BULK_DEEP_BATCH_ROWS rows, and
-each MX address gets the sessions its recipients in the batch need. Cut in upload order, a job
-larger than a batch would have an address's recipients in every batch, each opening sessions of
-its own. So such a job (live, deep, more rows than a batch) gets no chunks at upload: a deep
-worker first resolves all its domains and their MX hosts' addresses, deals each address's rows
-whole into batches, and only then creates the chunks, each recording its batch. The chunks' files say
-where each row came from, and the result files put the rows back in input order (jobs/files.py).
+A deep worker verifies a batch of a job's chunks together, and each MX address gets the sessions
+its recipients in the batch need. A batch is the job's share of a machine's deep workers
+(`fair_share.batch_rows`, at most BULK_DEEP_BATCH_ROWS rows), so that its batches run side by
+side. Cut in upload order, a job larger than a batch would have an address's recipients in every
+batch, each opening sessions of its own. So such a job (live, deep, more rows than a batch) gets
+no chunks at upload: a deep worker first resolves all its domains and their MX hosts' addresses,
+deals each address's rows whole into batches, and only then creates the chunks, each recording
+its batch. The chunks' files say where each row came from, and the result files put the rows
+back in input order (jobs/files.py).
 
 A worker holding a deep slot does the grouping (`job_group_next`), before it takes a chunk: the
 worker kept for fast jobs never does. It claims the grouping first; a claim over a lease old is
@@ -35,11 +37,13 @@ from verification.resolver import answers_withheld, domain_lookup
 logger = logging.getLogger(__name__)
 # Addresses keyed at once: their fast verdicts are held meanwhile (10,000 take about 13 MB).
 KEYS_AT_ONCE = 10_000
+# The local part of the address that stands for its domain's rows when they are keyed (_keys).
+STAND_IN = "a"
 
 
 def needs_grouping(job: Job) -> bool:
     """A live deep job larger than one batch is grouped before it runs."""
-    return fair_share.is_slow(job) and job.total > settings.BULK_DEEP_BATCH_ROWS
+    return fair_share.is_slow(job) and job.total > fair_share.batch_rows(job.total)
 
 
 def job_group(*, job_id: str) -> bool:
@@ -58,7 +62,7 @@ def job_group(*, job_id: str) -> bool:
     except Exception:  # the order only saves sessions: it is never why a job does not run
         logger.exception("job %s: not ordered by MX address; its batches keep the upload's order", job_id)
         keys = [""] * len(addresses)
-    batches = batches_of(keys, settings.BULK_DEEP_BATCH_ROWS)
+    batches = batches_of(keys, fair_share.batch_rows(len(keys)))
     size = min(settings.BULK_CHUNK_SIZE, settings.BULK_DEEP_CHUNK_SIZE)
     chunks = [(n, rows[start : start + size]) for n, rows in enumerate(batches) for start in range(0, len(rows), size)]
     folder = files.grouped_save(job_id, addresses, [rows for _, rows in chunks])
@@ -82,14 +86,20 @@ def job_group(*, job_id: str) -> bool:
 
 
 def _keys(addresses: Sequence[str]) -> list[str]:
-    """Each address's MX-address key (verification.deep.session_keys), a slice's verdicts at a time,
-    not the job's. A domain the resolver cannot answer now has no MX address to group by: its rows
-    are judged (or put back) when their chunk runs, as in any job."""
-    lookup, keys = domain_lookup(strict=True), []
+    """Each address's MX-address key (verification.deep.session_keys), asked once a domain: the key
+    is its domain's (where the domain's MX hosts lead), so the fast rules run on one stand-in
+    address a domain, not on every row, a slice of them at a time. A row whose own syntax is wrong
+    (it needs no session) takes its domain's key, and so its address's batch, rather than filling
+    room. A domain the resolver cannot answer now has no MX address to group by: its rows are
+    judged (or put back) when their chunk runs, as in any job."""
+    domains = [address.rpartition("@")[2].strip().lower() if "@" in address else "" for address in addresses]
+    stand_ins = [f"{STAND_IN}@{domain}" for domain in dict.fromkeys(domains) if domain]
+    lookup, keys = domain_lookup(strict=True), {"": ""}
     with answers_withheld():
-        for start in range(0, len(addresses), KEYS_AT_ONCE):
-            keys.extend(session_keys(addresses[start : start + KEYS_AT_ONCE], lookup=lookup))
-    return keys
+        for start in range(0, len(stand_ins), KEYS_AT_ONCE):
+            part = stand_ins[start : start + KEYS_AT_ONCE]
+            keys.update(zip((a.partition("@")[2] for a in part), session_keys(part, lookup=lookup), strict=True))
+    return [keys[domain] for domain in domains]
 
 
 def batches_of(keys: Sequence[str], budget: int) -> list[list[int]]:

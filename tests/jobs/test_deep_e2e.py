@@ -41,6 +41,7 @@ def deep_stack(
         VERIFIER_SMTP_GREYLIST_RETRY_SECONDS="1",
         BULK_CHUNK_LEASE_SECONDS="20",  # a chunk's sessions get half of it
         BULK_DEEP_BATCH_ROWS="60",  # two chunks of 30 a batch: a job of 200 rows is asked in four
+        Q_WORKERS="3",  # the default: two deep workers, one kept for fast jobs
     ) as stack:
         yield stack
 
@@ -128,6 +129,30 @@ def test_deep_job_over_http_with_a_real_worker(
     assert body["breakdown"]["greylisted"] == 0 and body["breakdown"]["smtp_blocked"] == 1
     rows = result_rows(deep_stack, body["result_download_url"])
     assert [r[0] for r in rows[1:]] == emails
+    assert deep_farm.stats.peak[SLOW] <= 3
+
+
+def test_a_jobs_batches_run_in_two_worker_processes_at_once_within_an_addresss_cap(
+    deep_stack: Stack, deep_farm: MxFarm, receiver: Receiver, dns_server: DnsServer
+) -> None:
+    """The machine's two deep workers run a large job's batches at the same time (docs/deep.md, "Bulk
+    jobs"); an address with more rows than a batch is asked from both processes, and its sessions at
+    once stay within the cap they share (the lock files)."""
+    emails = rows_on(dns_server, 40, 5)  # 200 rows on one slow address: four batches of at most 60
+    job = deep_stack.upload("\n".join(emails).encode(), receiver.url, validation_mode="deep")
+    held = "SELECT COUNT(DISTINCT batch) FROM jobs_chunk WHERE job_id = ? AND state = 'running'"
+    most = [0]
+
+    def completed(body: dict[str, Any]) -> bool:
+        most[0] = max(most[0], deep_stack.sql(held, job["id"]))
+        return bool(body["status"] == "completed")
+
+    body = deep_stack.wait_for(job["id"], completed, timeout=180)
+    assert most[0] == 2  # two batches held at once, never more than the two deep workers
+    assert body["progress"]["processed"] == 200
+    assert body["progress"]["valid"] == 40 and body["progress"]["invalid"] == 160
+    charged = deep_stack.sql("SELECT SUM(amount) FROM billing_ledgerentry WHERE reference LIKE ?", f"{job['id']}:%")
+    assert charged == -200
     assert deep_farm.stats.peak[SLOW] <= 3
 
 

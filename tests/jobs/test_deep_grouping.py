@@ -50,7 +50,8 @@ def test_a_deep_jobs_sessions_per_mx_address_are_what_its_recipients_need(
 def test_an_mx_addresss_rows_in_many_chunks_share_its_sessions_and_keep_their_order(
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
 ) -> None:
-    settings.BULK_DEEP_CHUNK_SIZE = 8  # 40 rows: five chunks, every row on one MX address
+    # 40 rows: five chunks, every row on one MX address, one deep worker (with two, two batches: below)
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_WORKERS = 8, 1
     domains = tenants(_resolver_on_loopback, 20)
     rows = [f"{local}@{domain}" for local in ("alice", "bob") for domain in domains]
     with run_tasks():

@@ -162,7 +162,7 @@ def test_fast_job_page_leaves_deep_sub_statuses_out(owner: Persona, run_tasks: R
 def test_a_deep_chunk_judged_as_the_resolver_breaks_is_put_back_and_judged_right_later(
     owner: Persona, settings: Any, run_tasks: RunTasks, dns_server: DnsServer
 ) -> None:
-    settings.BULK_CHUNK_SIZE = 2
+    settings.BULK_CHUNK_SIZE, settings.BULK_DEEP_WORKERS = 2, 1  # one deep worker: cut at upload, one batch
     rows = [
         "alice@mailbox.deepfarm.net",
         "nobody@mailbox.deepfarm.net",
@@ -209,9 +209,10 @@ def test_a_worker_without_a_deep_slot_takes_only_fast_chunks(owner: Persona, out
     os.close(again)
 
 
-def test_a_deep_chunk_another_worker_claimed_is_not_replaced_by_the_jobs_next(owner: Persona) -> None:
+def test_a_deep_chunk_another_worker_claimed_is_not_replaced_by_the_jobs_next(owner: Persona, settings: Any) -> None:
     """A worker that loses the claim of a fast job's chunk takes that job's next one (jobs/chunk_runs.py);
     a deep job's chunks are handed out by its own scheduling, so the loser takes nothing."""
+    settings.BULK_DEEP_WORKERS = 1  # the job is one batch, cut at upload
     job_id = deep_upload(owner, ROWS).json()["id"]  # 2 chunks of 4
     first = Chunk.objects.get(job_id=job_id, index=0).pk
     assert chunk_runs.chunk_claim(chunk_id=first) is not None
