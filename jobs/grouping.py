@@ -1,14 +1,14 @@
 """A large deep job's rows, ordered by MX address before it runs (docs/deep.md, "Bulk jobs").
 
-A deep worker verifies a batch of a job's chunks together, and each MX address gets the sessions
-its recipients in the batch need. A batch is the job's share of a machine's deep workers
-(`fair_share.batch_rows`, at most BULK_DEEP_BATCH_ROWS rows), so that its batches run side by
-side. Cut in upload order, a job larger than a batch would have an address's recipients in every
-batch, each opening sessions of its own. So such a job (live, deep, more rows than a batch) gets
-no chunks at upload: a deep worker first resolves all its domains and their MX hosts' addresses,
-deals each address's rows whole into batches, and only then creates the chunks, each recording
-its batch. The chunks' files say where each row came from, and the result files put the rows
-back in input order (jobs/files.py).
+A deep worker verifies a batch of a job's chunks together, and each MX address gets the sessions its
+recipients in the batch need. A job within BULK_DEEP_BATCH_ROWS rows is one batch; a larger one's
+batch is its share of a machine's deep workers (`fair_share.batch_rows`, at most
+BULK_DEEP_BATCH_ROWS rows), so that its batches run side by side. Cut in upload order, a job larger
+than a batch would have an address's recipients in every batch, each opening sessions of its own. So
+such a job (live, deep, more rows than a batch) gets no chunks at upload: a deep worker first
+resolves all its domains and their MX hosts' addresses, deals each address's rows whole into
+batches, and only then creates the chunks, each recording its batch. The chunks' files say where
+each row came from, and the result files put the rows back in input order (jobs/files.py).
 
 A worker holding a deep slot does the grouping (`job_group_next`), before it takes a chunk: the
 worker kept for fast jobs never does. It claims the grouping first; a claim over a lease old is

@@ -1,7 +1,7 @@
-"""A large deep job's batches run side by side (docs/deep.md, "Bulk jobs"): its rows are dealt by
-MX address into as many batches as a machine's deep workers run at once (BULK_DEEP_WORKERS), each
-address in one batch, and a worker never takes a batch another holds. The same on a real qcluster,
-two worker processes within one address's cap: tests/jobs/test_deep_e2e.py."""
+"""A large deep job's batches run side by side (docs/deep.md, "Bulk jobs"): a job larger than a
+batch has its rows dealt by MX address into as many batches as a machine's deep workers run at once
+(BULK_DEEP_WORKERS), each address in one batch, and a worker never takes a batch another holds. The
+same on a real qcluster, two worker processes within one address's cap: tests/jobs/test_deep_e2e.py."""
 
 from __future__ import annotations
 
@@ -28,16 +28,16 @@ from verification.engine.smtp_scheduling import sessions_needed
 @pytest.mark.parametrize(
     ("workers", "total", "rows"),
     [
-        (2, 20_000, 10_000),  # the benchmark's job: two batches at once
-        (3, 20_000, 8_000),  # a third each, in whole chunks
-        (2, 4_001, 4_000),
-        (2, 3_000, 2_000),  # never less than a chunk
-        (2, 2_000, 2_000),  # one chunk: one batch, as before
+        (2, 20_000, 20_000),  # the benchmark's job: within one batch, so one batch, not ordered first
+        (3, 2_000, 20_000),  # one chunk
+        (2, 30_000, 16_000),  # larger, ordered anyway: half each, in whole chunks
+        (3, 30_000, 10_000),  # a third each
+        (2, 40_000, 20_000),  # the benchmark's larger job: two batches at once
         (2, 100_000, 20_000),  # never more than BULK_DEEP_BATCH_ROWS
-        (1, 20_000, 20_000),  # one deep worker: the whole batch
+        (1, 30_000, 20_000),  # one deep worker: whole batches
     ],
 )
-def test_a_batch_is_the_jobs_share_of_a_machines_deep_workers(
+def test_a_larger_jobs_batch_is_its_share_of_a_machines_deep_workers(
     settings: Any, workers: int, total: int, rows: int
 ) -> None:
     settings.BULK_CHUNK_SIZE = settings.BULK_DEEP_CHUNK_SIZE = 2000
@@ -52,9 +52,9 @@ def test_a_batch_limit_below_a_chunk_still_holds(settings: Any) -> None:
 
 
 def two_addresses_alternating(owner: Persona, settings: Any, dns: DnsServer) -> tuple[str, list[str]]:
-    """40 rows within one BULK_DEEP_BATCH_ROWS, on two MX addresses that alternate in the upload;
-    chunks of 8, two deep workers: batches of 24 rows, so the job is ordered by MX address first."""
-    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_WORKERS = 8, 2
+    """40 rows, more than one BULK_DEEP_BATCH_ROWS (32), on two MX addresses that alternate in the
+    upload; chunks of 8, two deep workers: batches of 24 rows, and the job ordered by MX address first."""
+    settings.BULK_DEEP_CHUNK_SIZE, settings.BULK_DEEP_WORKERS, settings.BULK_DEEP_BATCH_ROWS = 8, 2, 32
     mailbox = tenants(dns, 20)
     catch_all = hosted_on(dns, CATCH_ALL, 20, "catchy")
     rows = [email for pair in zip(mailbox, catch_all, strict=True) for email in (f"alice@{pair[0]}", f"bob@{pair[1]}")]
@@ -71,7 +71,7 @@ def batch_rows_by_address(job_id: str) -> dict[int, set[str]]:
     return kinds
 
 
-def test_a_deep_job_within_one_batch_limit_is_dealt_among_two_deep_workers_by_address(
+def test_a_deep_job_larger_than_a_batch_is_dealt_among_two_deep_workers_by_address(
     owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, run_tasks: RunTasks
 ) -> None:
     job_id, _ = two_addresses_alternating(owner, settings, _resolver_on_loopback)
