@@ -50,6 +50,7 @@ class Script:
     greylist_seconds: float = 0.0  # each recipient gets 450 until this long after it was first asked
     starttls: bool = False  # offer STARTTLS
     starttls_required: bool = False  # MAIL FROM before STARTTLS gets 530
+    starttls_injected: str = ""  # a reply sent in clear in the same write as STARTTLS's 220 (an attack)
     smtputf8: bool = False  # offer SMTPUTF8 (RFC 6531); a non-ASCII command without it gets 553 5.6.7
     # Postfix's anvil: at most `rate_limit` connections per client source in a window of
     # `rate_window` seconds, begun by the first (refused ones count too); more get RATE_LIMITED. 0: none.
@@ -208,7 +209,7 @@ class MxFarm:
                 self.stats.helos[(writer.get_extra_info("peername")[0], argument)] += 1
             reply = self._reply(address, script, state, verb.upper(), argument)
             if verb.upper() == "STARTTLS" and script.starttls:
-                await self._say(writer, script, reply)
+                await self._say(writer, script, f"{reply}\r\n{script.starttls_injected}".rstrip())
                 await writer.start_tls(_server_tls())
                 state["tls"] = True
                 self.stats.tls_sessions += 1

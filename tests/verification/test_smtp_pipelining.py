@@ -1,7 +1,8 @@
 """One SMTP session on the wire (verification/engine/smtp.py over smtp_client.py), against scripted
 servers: RCPTs pipelined (RFC 2920) where PIPELINING is offered and one at a time where it is not,
 a transaction's recipient limit met partway through a pipelined group, a catch-all probe held back
-until its domain's replies are read, and a greeting that is not SMTP."""
+until its domain's replies are read, a greeting that is not SMTP, and replies sent in clear behind
+STARTTLS's 220."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ ONE_AT_A_TIME = "127.0.5.2"
 THREE_A_TRANSACTION = "127.0.5.3"
 POLICY = "127.0.5.4"  # refuses every mailbox but alice and the probes by policy
 NOT_SMTP = "127.0.5.5"
+INJECTING = "127.0.5.6"  # sends a reply in clear behind STARTTLS's 220, to be read inside TLS
 MAILBOXES = {"alice": ACCEPT, "bob": ACCEPT}
 SCRIPTS = {
     PIPELINING: Script(mailboxes=MAILBOXES),
@@ -28,6 +30,7 @@ SCRIPTS = {
         mailboxes={"alice": ACCEPT, "probe1": ACCEPT, "probe2": ACCEPT}, others="550 5.7.1 Recipient rejected by policy"
     ),
     NOT_SMTP: Script(banner="hello, this is no mail server"),
+    INJECTING: Script(mailboxes=MAILBOXES, starttls=True, starttls_injected="550 5.1.1 injected before TLS"),
 }
 RECIPIENTS = ["alice@one.example", "bob@one.example", "carol@one.example", "dave@two.example"]
 
@@ -102,3 +105,11 @@ def test_a_greeting_that_is_not_smtp_ends_the_session_at_the_banner_unanswered(f
     assert found.answers == {}
     assert found.failed_at == "banner" and found.failure is not None and found.failure.code == 0
     assert found.outcome == "unreachable"
+
+
+def test_replies_sent_in_clear_behind_starttls_are_never_read_as_answers_inside_tls(farm: MxFarm) -> None:
+    found = session(farm, INJECTING, RECIPIENTS)
+    # Read inside TLS, the injected 550 would have answered EHLO and ended the session there, or
+    # shifted every later reply by one.
+    assert (found.failure, meanings(found)) == (None, EXPECTED)
+    assert farm.stats.tls_sessions == 1

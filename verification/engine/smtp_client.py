@@ -171,7 +171,11 @@ class SmtpClient:
         """STARTTLS and the handshake; what was offered before it is forgotten (RFC 3207)."""
         await self.command(b"STARTTLS", expect=220)
         wire, loop = self._wire, asyncio.get_running_loop()
-        wire.buffer.clear()  # nothing sent in clear after the 220 may be read as if inside TLS
+        # Nothing sent in clear after the 220 may be read as if inside TLS: neither the bytes
+        # waiting nor replies already queued (a STARTTLS response injection).
+        wire.buffer.clear()
+        wire.replies.clear()
+        wire.lines = []
         assert wire.transport is not None
         transport = await loop.start_tls(wire.transport, wire, context, ssl_handshake_timeout=self.timeout)
         if transport is None:
