@@ -53,11 +53,23 @@ def chunk_run_next(*, budget: float) -> int:
     return ran
 
 
+# Picks taken by quicker workers before this one's claim: how many times to pick again.
+PICK_ROUNDS = 3
+
+
 def _claim_next(*, deep: bool) -> Chunk | None:
-    for chunk_id in fair_share.chunk_pick(deep=deep):
-        chunk = chunk_claim(chunk_id=chunk_id)
-        if chunk is not None:
-            return chunk
+    """The chunk whose turn it is, claimed. Workers woken together pick the same chunk; the losers
+    of a fast job's take its next chunks (chunk_runs._sibling_take), and the losers of a deep
+    job's pick again: that batch is now held, so they take the job's next batch. Without it the
+    job's batches ran one after the other, on the one worker that won the first claim."""
+    for _ in range(PICK_ROUNDS):
+        picks = fair_share.chunk_pick(deep=deep)
+        for chunk_id in picks:
+            chunk = chunk_claim(chunk_id=chunk_id)
+            if chunk is not None:
+                return chunk
+        if not picks:
+            return None
     return None
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jobs import fair_share, files, grouping
+from jobs import fair_share, files, grouping, worker
 from jobs.chunk_runs import chunk_claim
 from jobs.grouping import job_group
 from jobs.models import Chunk, Job
@@ -117,6 +117,22 @@ def test_a_worker_never_takes_a_batch_whose_first_chunk_another_has_just_claimed
     assert claimed_by_a_worker(mates=False) == [0]
     assert claimed_by_a_worker() == [3, 4, 5]
     assert fair_share.chunk_pick() == []  # chunks 1 and 2 are the first worker's to take
+
+
+def test_a_deep_worker_that_loses_its_pick_to_a_quicker_one_takes_the_jobs_next_batch(
+    owner: Persona, settings: Any, deep_farm: MxFarm, _resolver_on_loopback: DnsServer, monkeypatch: Any
+) -> None:
+    """Two workers woken together pick the same first chunk; the one that loses the claim picks again
+    and takes the next batch, rather than ending its task and leaving the job to the winner alone."""
+    job_id, _ = two_addresses_alternating(owner, settings, _resolver_on_loopback)
+    assert job_group(job_id=job_id)
+    stale = fair_share.chunk_pick()  # both workers picked this before either claimed it
+    assert claimed_by_a_worker() == [0, 1, 2]  # the quicker one
+    picks = iter([stale])
+    real_pick = fair_share.chunk_pick
+    monkeypatch.setattr(fair_share, "chunk_pick", lambda **kw: next(picks, None) or real_pick(**kw))
+    taken = worker._claim_next(deep=True)
+    assert taken is not None and taken.index == 3 and taken.batch == 1
 
 
 def test_a_batch_whose_worker_died_is_taken_whole_after_its_lease(
