@@ -55,20 +55,11 @@ class Pacer:
 
     def may_send(self, now: float) -> bool:
         """Spend a token if there is one (the caller then sends one query)."""
-        burst = max(1.0, self.rate * BURST_SECONDS)
-        self.tokens = min(burst, self.tokens + (now - self.refilled) * self.rate)
-        self.refilled = now
-        if self.tokens < 1.0:
-            self.held_back = True
-            return False
-        self.tokens -= 1.0
-        period = int(now / PERIOD)
-        self.sent_in[period] = self.sent_in.get(period, 0) + 1
-        return True
+        return self.take(now, 1) == 1
 
     def take(self, now: float, wanted: int) -> int:
         """Spend up to `wanted` tokens at once, as that many `may_send(now)` would, one after the other:
-        how many there were. A batch's queries go out a window at a time."""
+        how many there were (each sends one query). A batch's queries go out a window at a time."""
         burst = max(1.0, self.rate * BURST_SECONDS)
         self.tokens = min(burst, self.tokens + (now - self.refilled) * self.rate)
         self.refilled = now
