@@ -285,11 +285,11 @@ class _Dialogue:
         replies read together. Returns the recipients to send again in a fresh transaction (refused
         as one too many after others were taken), or None when the session must stop."""
         client, answers = self.client, self.session.answers
-        mail = [] if self.mail_sent else [self._mail()]
-        if mail and "PIPELINING" not in client.offered:
-            client.write(*mail)
-            self._mail_taken(await client.reply())
-            mail = []
+        mail: list[bytes] = []  # MAIL FROM, when it goes in this write
+        if not self.mail_sent and "PIPELINING" in client.offered:
+            mail = [self._mail()]
+        elif not self.mail_sent:
+            await self._mail_alone()
         client.write(*mail, *(b"RCPT TO:<" + self.wire[recipient].encode() + b">" for recipient in group))
         replies, error = await client.replies(len(mail) + len(group))
         if mail:
@@ -331,9 +331,13 @@ class _Dialogue:
         had no room for."""
         await self.client.command(b"RSET")
         self.step = "mail"
+        await self._mail_alone()
+        self.in_transaction = 0
+
+    async def _mail_alone(self) -> None:
+        """MAIL FROM on its own, and its reply."""
         self.client.write(self._mail())
         self._mail_taken(await self.client.reply())
-        self.in_transaction = 0
 
     async def _fold_in(self, more: Callable[[], list[str]]) -> None:
         """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
