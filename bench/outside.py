@@ -90,10 +90,8 @@ def _deep_job(dns_address: str, smtp_port: int, farm: subprocess.Popen[str], cas
         account = stack.create_account("deep@outside.example", credits=count + 1000)
         _start(stack)
         deep._farm_counts(farm)  # reset
-        idle = _qcluster_cpu(stack)
-        seen = _upload_and_poll(stack, account, content, "deep")
+        seen, phases = _job(stack, account, content, "deep")
         counts = deep._farm_counts(farm)
-        phases = _phases(stack, seen) | {"qcluster_cpu_s": round(_qcluster_cpu(stack) - idle, 2)}
     errors = [] if counts["peak_per_address"] <= 3 else [f"{counts['peak_per_address']} connections to one address"]
     if seen.job["progress"]["processed"] != count or seen.job["status"] != "completed":
         errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}")
@@ -107,9 +105,7 @@ def _bulk(data: Dataset, dns: DnsProcess, peer_rows: int | None) -> list[Measure
     with Stack("sqlite", dns.address, extra_env=MAKE_RUN) as stack:
         account = stack.create_account("bulk@outside.example", credits=rows + 1000)
         _start(stack)
-        idle = _qcluster_cpu(stack)
-        seen = _upload_and_poll(stack, account, data.csv_bytes(), "fast")
-        phases = _phases(stack, seen) | {"qcluster_cpu_s": round(_qcluster_cpu(stack) - idle, 2)}
+        seen, phases = _job(stack, account, data.csv_bytes(), "fast")
     errors = []
     if seen.job["status"] != "completed" or seen.job["progress"]["processed"] != data.unique:
         errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}, expected {data.unique} processed")
@@ -117,6 +113,15 @@ def _bulk(data: Dataset, dns: DnsProcess, peer_rows: int | None) -> list[Measure
                        errors=errors)  # fmt: skip
     theirs = peer.run(data, dns.host, dns.port, peer_rows)
     return [ours, dataclasses.replace(theirs, scenario="outside", case=OUTSIDE_PEER)]
+
+
+def _job(stack: Stack, account: Account, content: bytes, mode: str) -> tuple[Seen, dict[str, float]]:
+    """The job uploaded and polled until seen completed; its time split by its own timestamps, and
+    the CPU seconds the qcluster used meanwhile."""
+    idle = _qcluster_cpu(stack)
+    seen = _upload_and_poll(stack, account, content, mode)
+    cpu = _qcluster_cpu(stack) - idle
+    return seen, _phases(stack, seen) | {"qcluster_cpu_s": round(cpu, 2)}
 
 
 def _qcluster_cpu(stack: Stack) -> float:
