@@ -28,8 +28,7 @@ from typing import Any
 import requests
 
 from bench import bulk
-from bench.mxfarm import INSTANT_DOMAIN, MAILBOXES, domain
-from bench.procs import PY
+from bench.mxfarm import INSTANT_DOMAIN, MAILBOXES, domain, farm_started
 from bench.receiver import Receiver
 from bench.results import Measurement, percentile
 from bench.stack import Stack
@@ -62,33 +61,12 @@ def rows(count: int = ROWS, domains: int = DOMAINS) -> bytes:
 
 
 def run() -> list[Measurement]:
-    farm = subprocess.Popen(
-        [
-            PY,
-            "-m",
-            "bench.mxfarm",
-            "--addresses",
-            str(ADDRESSES),
-            "--domains",
-            str(LARGER_DOMAINS),
-            "--delay-ms",
-            str(DELAY_MS),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert farm.stdout is not None and farm.stdin is not None
-        started = json.loads(farm.stdout.readline())
-        measured = _run(started["dns"], started["smtp_port"], farm)
-        peer = _peer(started["dns"], started["smtp_port"], farm)
+    with farm_started("--addresses", ADDRESSES, "--domains", LARGER_DOMAINS, "--delay-ms", DELAY_MS) as farm:
+        measured = _run(farm.dns, farm.smtp_port, farm.process)
+        peer = _peer(farm.dns, farm.smtp_port, farm.process)
         ours = next(m for m in measured if m.case == DEEP_JOB)
         peer.extra["ours_faster_by"] = round(peer.seconds / ours.seconds, 2) if ours.seconds else None
-        return [*measured, peer, _machines(started["dns"], started["smtp_port"], farm)]
-    finally:
-        farm.terminate()
-        farm.wait(timeout=10)
+        return [*measured, peer, _machines(farm.dns, farm.smtp_port, farm.process)]
 
 
 def _farm_counts(farm: subprocess.Popen[str]) -> dict[str, int]:

@@ -14,13 +14,12 @@ rate-limit refusals.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 
 from bench import bulk
 from bench.deep import _env, _farm_counts, _warm_up, rows
-from bench.procs import PY
+from bench.mxfarm import farm_started
 from bench.receiver import Receiver
 from bench.results import Measurement
 from bench.stack import Stack
@@ -33,17 +32,11 @@ UNKNOWN = ("greylisted", "smtp_unreachable", "smtp_blocked", "smtp_utf8_unsuppor
 
 
 def run() -> list[Measurement]:
-    farm = subprocess.Popen(_farm_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert farm.stdout is not None and farm.stdin is not None
-        started = json.loads(farm.stdout.readline())
-        return [_measure(started["dns"], started["smtp_port"], farm)]
-    finally:
-        farm.terminate()
-        farm.wait(timeout=10)
+    with farm_started(*_farm_options()) as farm:
+        return [_measure(farm.dns, farm.smtp_port, farm.process)]
 
 
-def _farm_command() -> list[str]:
+def _farm_options() -> list[object]:
     options = {
         "--addresses": ADDRESSES,
         "--domains": 400,
@@ -54,7 +47,7 @@ def _farm_command() -> list[str]:
         "--greylist-every": GREYLIST_EVERY,
         "--greylist-seconds": GREYLIST_SECONDS,
     }
-    return [PY, "-m", "bench.mxfarm", *(str(part) for pair in options.items() for part in pair)]
+    return [part for pair in options.items() for part in pair]
 
 
 def _measure(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> Measurement:

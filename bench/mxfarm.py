@@ -29,9 +29,13 @@ import argparse
 import contextlib
 import json
 import signal
+import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from bench.data import behaviour
+from bench.procs import PY
 from tests.support.deep import SCRIPTS, farm_zone
 from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import ACCEPT, MxFarm, Script
@@ -40,6 +44,31 @@ from verification.engine import dnswire
 MAILBOXES = ("alice", "bob", "carol", "dave")
 INSTANT_ADDRESS = "127.0.1.250"
 INSTANT_DOMAIN = "instant.deepbench.net"
+
+
+@dataclass(frozen=True)
+class Farm:
+    """A farm process started by a scenario: its DNS server's host:port, its SMTP port, and the
+    process (its stdin asks for the counts: bench/deep.py `_farm_counts`)."""
+
+    dns: str
+    smtp_port: int
+    process: subprocess.Popen[str]
+
+
+@contextlib.contextmanager
+def farm_started(*options: object) -> Iterator[Farm]:
+    """`python -m bench.mxfarm` with these options in a process of its own, stopped on leaving."""
+    process = subprocess.Popen(
+        [PY, "-m", "bench.mxfarm", *map(str, options)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        started = json.loads(process.stdout.readline())
+        yield Farm(started["dns"], started["smtp_port"], process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def address(index: int) -> str:

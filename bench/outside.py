@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import subprocess
 import threading
 import time
@@ -38,7 +37,8 @@ from bench import bulk, deep, peer
 from bench.data import Dataset, default_domains, generate
 from bench.dnsd import DnsProcess
 from bench.fairness import BIG_JOBS, SMALL_DELAY, SMALL_ROWS
-from bench.procs import PY, command_line, cpu_seconds, group_members
+from bench.mxfarm import farm_started
+from bench.procs import command_line, cpu_seconds, group_members
 from bench.receiver import Receiver
 from bench.results import Measurement
 from bench.stack import Account, Stack
@@ -69,19 +69,10 @@ def run(
 
 
 def _deep_cases() -> list[Measurement]:
-    farm = subprocess.Popen(
-        [PY, "-m", "bench.mxfarm", "--addresses", str(deep.ADDRESSES), "--domains", str(deep.LARGE_DOMAINS),
-         "--delay-ms", str(deep.DELAY_MS)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert farm.stdout is not None
-        started = json.loads(farm.stdout.readline())
+    options = ("--addresses", deep.ADDRESSES, "--domains", deep.LARGE_DOMAINS, "--delay-ms", deep.DELAY_MS)
+    with farm_started(*options) as farm:
         cases = ((OUTSIDE_DEEP, deep.rows()), (OUTSIDE_DEEP_LARGE, deep.rows(deep.LARGE_ROWS, deep.LARGE_DOMAINS)))
-        return [_deep_job(started["dns"], started["smtp_port"], farm, case, content) for case, content in cases]
-    finally:
-        farm.terminate()
-        farm.wait(timeout=10)
+        return [_deep_job(farm.dns, farm.smtp_port, farm.process, case, content) for case, content in cases]
 
 
 def _deep_job(dns_address: str, smtp_port: int, farm: subprocess.Popen[str], case: str, content: bytes) -> Measurement:

@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
-import subprocess
 import time
 from collections.abc import Awaitable, Callable
 
 import aiosmtplib
 
-from bench.mxfarm import INSTANT_ADDRESS, INSTANT_DOMAIN
-from bench.procs import PY
+from bench.mxfarm import INSTANT_ADDRESS, INSTANT_DOMAIN, farm_started
 from verification.engine.smtp import SmtpConfig, open_socket, run_session
 from verification.engine.smtp_client import SmtpClient
 
@@ -87,21 +84,11 @@ def main() -> None:
     parser.add_argument("--at-once", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    farm = subprocess.Popen(
-        [PY, "-m", "bench.mxfarm", "--addresses", "1", "--domains", "1", "--delay-ms", "0"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert farm.stdout is not None
-        config = SmtpConfig(
-            helo="bench.example", mail_from="bench@example.com", port=json.loads(farm.stdout.readline())["smtp_port"]
-        )
+    with farm_started("--addresses", 1, "--domains", 1, "--delay-ms", 0) as farm:
+        config = SmtpConfig(helo="bench.example", mail_from="bench@example.com", port=farm.smtp_port)
         for name, way in WAYS.items():
             costs = [asyncio.run(_cpu_per_command(way, config, args)) * 1e6 for _ in range(args.rounds)]
             print(f"{name}: {statistics.median(costs):.1f} µs CPU a command ({min(costs):.1f}–{max(costs):.1f})")
-    finally:
-        farm.terminate()
-        farm.wait(timeout=10)
 
 
 if __name__ == "__main__":
