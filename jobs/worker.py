@@ -8,6 +8,7 @@ import os
 import time
 
 from django.conf import settings
+from django.db import transaction
 
 from jobs import deep_slots, fair_share
 from jobs.chunk_runs import chunk_claim, chunk_process, chunks_process, waiting_for_resolver
@@ -70,7 +71,16 @@ def _claim_next(*, deep: bool) -> Chunk | None:
                 return chunk
         if not picks:
             return None
+        _claims_settled(picks)
     return None
+
+
+def _claims_settled(chunk_ids: list[int]) -> None:
+    """Wait until the quicker workers' claims of these chunks are committed: on PostgreSQL a claim
+    under way is skipped at once (chunk_runs._take), and picked again before its commit it would
+    be lost again, the batch not yet seen as held. On SQLite a claim lost was already committed."""
+    with transaction.atomic():
+        list(Chunk.objects.select_for_update().filter(pk__in=chunk_ids).values_list("pk", flat=True))
 
 
 def chunk_run(*, chunk_id: int) -> None:
