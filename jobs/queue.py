@@ -9,9 +9,10 @@ named.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django_q.models import Schedule
 from django_q.tasks import async_task, schedule
 
@@ -53,8 +54,10 @@ RESUME_SCHEDULE = "jobs: resume bulk work once the resolver answers"
 
 def chunk_work_resumed(*, when: datetime) -> None:
     """Bulk work stopped for a broken resolver: look again at `when` (one schedule, however many
-    tasks stopped; a rare race making two costs a few extra tasks that find nothing to claim)."""
-    if not Schedule.objects.filter(name=RESUME_SCHEDULE).exists():
+    tasks stopped). django-q2 refuses a second schedule of the name, raising IntegrityError: the
+    later workers have nothing left to do. (Its check is no constraint: a rare race making two
+    costs a few extra tasks that find nothing to claim.)"""
+    with contextlib.suppress(IntegrityError):  # another worker's schedule stands
         schedule(RESUME_CHUNKS, name=RESUME_SCHEDULE, schedule_type=Schedule.ONCE, next_run=when)
 
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from accounts.models import KeyMode
 from jobs.downloads import STATUSES, result_url
 from jobs.models import BREAKDOWN_KEYS, Job
 from jobs.worker import jobs_wait_for_resolver
@@ -89,11 +90,13 @@ class JobSerializer(serializers.Serializer):
             choices=["dns_resolver"],
             allow_null=True,
             help_text="Why a pending or processing job is not moving: `dns_resolver` while our DNS resolver "
-            "is broken (no row is judged or charged; the job goes on by itself once it answers). Else null.",
+            "is broken (no row is judged or charged; the job goes on by itself once it answers; a test key's "
+            "job, which asks no resolver, never waits). Else null.",
         )
     )
     def get_waiting_for(self, job: Job) -> str | None:
-        return "dns_resolver" if not job.is_finished and self._resolver_holds_jobs else None
+        holds = not job.is_finished and job.key_mode != KeyMode.TEST and self._resolver_holds_jobs
+        return "dns_resolver" if holds else None
 
     @cached_property
     def _resolver_holds_jobs(self) -> bool:  # once per response: a list's jobs share one child serializer

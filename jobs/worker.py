@@ -25,19 +25,20 @@ def chunk_run_next(*, budget: float) -> int:
     rather than one task a chunk: a round trip through the queue between chunks would leave the
     worker idle for the broker's poll interval. When the budget is spent and chunks still wait,
     it queues its successor and ends, so other tasks (callbacks, completions) get the worker in
-    between. While the resolver is broken it claims nothing: bulk work waits (`chunks_resume`).
+    between. While the resolver is broken it claims only test keys' chunks, which ask no resolver:
+    live work waits (`chunks_resume`).
     """
     deadline, ran = time.monotonic() + budget, 0
     while ran == 0 or time.monotonic() < deadline:  # at least one chunk a task: always progress
-        if waiting_for_resolver():
-            return ran
+        sandbox_only = waiting_for_resolver()
         with deep_slots.deep_slot() as slot:
-            if slot.held and job_group_next():  # a large deep job's rows ordered by MX address first
+            # A large deep job's rows are ordered by MX address first (not while the resolver is broken).
+            if slot.held and not sandbox_only and job_group_next():
                 # Not counted as a chunk run, whatever the budget: this worker goes on to take the
                 # job's first batch itself, with the deep slot and its hosts' addresses at hand
                 # (verification/engine/mxhosts.py), rather than leave it to the next task.
                 continue
-            chunk = _claim_next(deep=slot.held)
+            chunk = _claim_next(deep=slot.held, sandbox_only=sandbox_only)
             if chunk is None:
                 return ran  # nothing waiting (for this worker), or every pick taken by other workers, which go on
             batch = [chunk]
@@ -58,13 +59,13 @@ def chunk_run_next(*, budget: float) -> int:
 PICK_ROUNDS = 3
 
 
-def _claim_next(*, deep: bool) -> Chunk | None:
+def _claim_next(*, deep: bool, sandbox_only: bool = False) -> Chunk | None:
     """The chunk whose turn it is, claimed. Workers woken together pick the same chunk; the losers
     of a fast job's take its next chunks (chunk_runs._sibling_take), and the losers of a deep
     job's pick again: that batch is now held, so they take the job's next batch. Without it the
     job's batches ran one after the other, on the one worker that won the first claim."""
     for _ in range(PICK_ROUNDS):
-        picks = fair_share.chunk_pick(deep=deep)
+        picks = fair_share.chunk_pick(deep=deep, sandbox_only=sandbox_only)
         for chunk_id in picks:
             chunk = chunk_claim(chunk_id=chunk_id)
             if chunk is not None:
@@ -85,7 +86,7 @@ def _claims_settled(chunk_ids: list[int]) -> None:
 
 def chunk_run(*, chunk_id: int) -> None:
     """Claim this chunk, verify its addresses, record the result. Safe to call any number of times."""
-    if waiting_for_resolver():
+    if waiting_for_resolver() and not Chunk.objects.filter(fair_share.SANDBOX_CHUNKS, pk=chunk_id).exists():
         return
     chunk = chunk_claim(chunk_id=chunk_id)
     if chunk is not None:
@@ -93,9 +94,10 @@ def chunk_run(*, chunk_id: int) -> None:
 
 
 def jobs_wait_for_resolver() -> bool:
-    """Whether unfinished jobs wait for the DNS resolver now: the last canary check found it broken,
-    and workers claim nothing until a check finds it working. Reads the shared finding, asks no DNS:
-    for the job page and the job API, which say why a job is not moving."""
+    """Whether unfinished live jobs wait for the DNS resolver now: the last canary check found it
+    broken, and workers claim none of their chunks until a check finds it working (a test key's job
+    goes on). Reads the shared finding, asks no DNS: for the job page and the job API, which say why
+    a job is not moving."""
     health = resolver_last_finding()
     return health is not None and health.broken
 

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import gc
+from datetime import timedelta
+from typing import Any
 
+import pytest
 from django.urls import clear_url_caches, get_resolver
+from django.utils import timezone
+from django_q.models import Schedule
 from django_q.signals import post_spawn
 
 from jobs import queue, tasks
@@ -48,3 +53,20 @@ def test_a_worker_reads_the_smtp_reply_rules_and_the_url_patterns_as_it_starts()
         assert get_resolver()._populated
     finally:
         gc.unfreeze()
+
+
+def test_workers_stopping_together_for_a_broken_resolver_leave_one_resume_schedule(
+    db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another worker's schedule lands just before this one's: django-q2 refuses it, quietly."""
+    theirs, ours = timezone.now() + timedelta(minutes=1), timezone.now() + timedelta(minutes=2)
+    real = queue.schedule
+
+    def another_worker_first(*args: Any, **kwargs: Any) -> Schedule:
+        real(*args, **{**kwargs, "next_run": theirs})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(queue, "schedule", another_worker_first)
+    queue.chunk_work_resumed(when=ours)
+    resumes = Schedule.objects.filter(name=queue.RESUME_SCHEDULE)
+    assert list(resumes.values_list("func", "next_run")) == [(queue.RESUME_CHUNKS, theirs)]

@@ -15,7 +15,7 @@ from django_q.models import Schedule
 from billing.models import LedgerEntry
 from jobs import queue, tasks
 from jobs.models import Chunk, Job
-from tests.conftest import Persona
+from tests.conftest import Persona, sandboxed
 from tests.jobs.conftest import RunTasks, ledger_sum, upload
 from tests.support.bulk_jobs import a_minute_later, bulk_net, csv_of, download, job_body
 from tests.support.dns_server import NXDOMAIN, REFUSED, SILENT, Behaviour, DnsServer
@@ -135,3 +135,21 @@ def test_a_chunk_with_nxdomain_answers_is_vouched_for_by_its_own_batch_not_a_can
     body = job_body(owner, job_id)
     assert (body["status"], body["progress"]["invalid"], body["progress"]["valid"]) == ("completed", 2, 2)
     assert finding is not None and resolver_last_finding() == finding
+
+
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+def test_a_test_keys_job_runs_while_the_resolver_is_broken_and_a_live_one_beside_it_waits(
+    owner: Persona, settings: Any, run_tasks: RunTasks, dns_server: DnsServer, mode: Behaviour
+) -> None:
+    """The sandbox asks no resolver: its job goes on, even its made-up `unknown` (dns_temporary_failure) row."""
+    live_id = broken_job(owner, settings, run_tasks, dns_server, mode)
+    sandbox = sandboxed(owner)
+    rows = ["valid@sandbox.example", "unknown@sandbox.example", "invalid@sandbox.example"]
+    with run_tasks():
+        test_id = upload(sandbox, csv_of(rows)).json()["id"]
+    body = job_body(sandbox, test_id)
+    assert (body["status"], body["progress"]["processed"], body["waiting_for"]) == ("completed", 3, None)
+    result = download(sandbox, body["result_download_url"])
+    assert [(row[0], row[1]) for row in result[1:]] == list(zip(rows, ["valid", "unknown", "invalid"], strict=True))
+    live = job_body(owner, live_id)
+    assert (live["status"], live["progress"]["processed"], live["waiting_for"]) == ("pending", 0, "dns_resolver")
