@@ -27,7 +27,7 @@ from verification.egresses import egress_sessions_record, egresses_healthy
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.allowance import Allowance, held_below
 from verification.engine.core import DomainLookup
-from verification.engine.deep import catch_all_of, deep_verdict, probe_address
+from verification.engine.deep import catch_all_of, deep_verdict, probe_address, verdict_replaced
 from verification.engine.egress import Egress
 from verification.engine.leases import ALLOWANCE_PREFIX, RedisLeases, allowance_from
 from verification.engine.modes import ValidationMode
@@ -150,7 +150,7 @@ def _fast_verdicts(raw_emails: Sequence[str], lookup: DomainLookup) -> tuple[lis
         return answers
 
     emails = [normalise(raw) for raw in raw_emails]
-    fast = [replace(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
+    fast = [verdict_replaced(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
     return fast, answers
 
 
