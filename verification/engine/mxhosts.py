@@ -101,6 +101,8 @@ class _HostLookups:
         )
         self.waiting: deque[_Query] = deque()  # not sent yet: the window is full
         self.active = 0  # queries sent and not done
+        self.pending = 0  # queries not done, sent or waiting
+        self.filling = False
         self.due: list[tuple[float, int, _Query, int]] = []  # (when, order, query, its try): a heap
         self.timer: asyncio.TimerHandle | None = None
         self.order = 0
@@ -122,16 +124,37 @@ class _HostLookups:
         except ValueError:
             pass
         both = _Host(host, future)
-        deadline = time.monotonic() + self.lifetime
         name = host.rstrip(".").lower()
-        self.waiting.extend(_Query(both, name, rdtype, deadline) for rdtype in (dnswire.A, dnswire.AAAA))
+        both.queries = [_Query(both, name, rdtype) for rdtype in (dnswire.A, dnswire.AAAA)]
+        self.waiting.extend(both.queries)
+        self.pending += 2
+        future.add_done_callback(lambda _: self._abandon(both) if future.cancelled() else None)
         self._fill()
         return future
 
     def _fill(self) -> None:
-        while self.waiting and self.active < self.concurrency:
-            self.active += 1
-            self._try(self.waiting.popleft())
+        """Queries from the line into the window. Its lifetime starts there: a query waiting for its
+        turn behind thousands is not late. Not again from within (a query done at its first try)."""
+        if self.filling:
+            return
+        self.filling = True
+        try:
+            while self.waiting and self.active < self.concurrency:
+                query = self.waiting.popleft()
+                if not query.done:  # not abandoned while it waited
+                    query.in_window, query.deadline = True, time.monotonic() + self.lifetime
+                    self.active += 1
+                    self._try(query)
+        finally:
+            self.filling = False
+
+    def _abandon(self, host: _Host) -> None:
+        """A lookup cancelled (Prober.ask's deadline cancels every lookup under way): its queries end,
+        unanswered, and the sockets close once nothing else is under way."""
+        for query in host.queries:
+            if not query.done:
+                self._end(query)
+        self._after_end()
 
     def _try(self, query: _Query) -> None:
         """The query's next try, to the next nameserver in turn (the first try: the first), answered
@@ -184,16 +207,24 @@ class _HostLookups:
                 self._try(query)
 
     def _done(self, query: _Query, reply: dnswire.Reply | None) -> None:
-        query.done = True
-        for key in query.keys:
-            self.udp.forget(key)
-        self.active -= 1
+        self._end(query)
         host = query.host
         host.replies.append(reply)
         if len(host.replies) == 2:
             host.future.set_result(self._addresses(host.name, host.replies))
+        self._after_end()
+
+    def _end(self, query: _Query) -> None:
+        query.done = True
+        for key in query.keys:
+            self.udp.forget(key)
+        self.pending -= 1
+        if query.in_window:  # its place there is free
+            self.active -= 1
+
+    def _after_end(self) -> None:
         self._fill()
-        if not self.active and not self.waiting:
+        if not self.pending:
             self._close()
 
     def _addresses(self, host: str, answers: list[dnswire.Reply | None]) -> list[str]:
@@ -208,6 +239,7 @@ class _HostLookups:
             self.timer.cancel()
             self.timer = None
         self.due.clear()
+        self.waiting.clear()  # only abandoned ones are left
         self.udp.close()
 
 
@@ -218,6 +250,7 @@ class _Host:
     name: str
     future: asyncio.Future[list[str]]
     replies: list[dnswire.Reply | None] = field(default_factory=list)
+    queries: list[_Query] = field(default_factory=list)
 
 
 @dataclass(slots=True, eq=False)
@@ -227,7 +260,8 @@ class _Query:
     host: _Host
     name: str
     rdtype: int
-    deadline: float
+    deadline: float = 0.0  # set when it enters the window
+    in_window: bool = False
     turn: int = 0
     keys: list[Key] = field(default_factory=list)
     done: bool = False
