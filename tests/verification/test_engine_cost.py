@@ -19,7 +19,7 @@ from verification.engine.dnswire import Reply, WireError, decode_reply, encode_q
 from verification.engine.lists import parent_domains
 from verification.engine.pacing import Pacer
 from verification.engine.syntax import _fast_parts, _parse_with_email_validator, rough_parts
-from verification.engine.verdict import DomainHalf, Status, Verdict, _verdict, plain_checks
+from verification.engine.verdict import Checks, DomainHalf, Status, Verdict, _verdict, plain_checks
 
 
 @pytest.mark.parametrize(
@@ -40,6 +40,25 @@ def test_a_built_dataclass_is_the_dataclass_itself(made: object) -> None:
     first = dataclasses.fields(made)[0].name  # type: ignore[arg-type]
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(built, first, values[0])
+
+
+def test_a_replaced_verdict_and_checks_are_what_dataclasses_replace_makes() -> None:
+    checks = plain_checks(True, True, True, False, False, True)
+    fast = _verdict("ann@gmail.com", (True, Status.VALID, None, "fast", "high", 91, checks), None, "google")
+    changed = {"status": Status.RISKY, "score": 40, "validation_mode": "deep", "checks": checks}
+    for replaced, plain in [
+        (frozen.replacer(Verdict)(fast, **changed), dataclasses.replace(fast, **changed)),  # type: ignore[arg-type]
+        (frozen.replacer(Checks)(checks, smtp_valid=True), dataclasses.replace(checks, smtp_valid=True)),
+    ]:
+        assert (type(replaced), replaced, hash(replaced), repr(replaced)) == (
+            type(plain),
+            plain,
+            hash(plain),
+            repr(plain),
+        )
+    assert frozen.replacer(Verdict)(fast) == fast and fast.status is Status.VALID  # the original is left as it was
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frozen.replacer(Verdict)(fast).score = 0  # type: ignore[misc]
 
 
 def test_a_verdict_built_slot_by_slot_equals_the_one_constructed() -> None:

@@ -18,6 +18,7 @@ import dns.rrset
 import pytest
 
 from tests.support.dns_server import CNAME, HOST, MX, SERVFAIL, SILENT, DnsServer
+from tests.support.waiting import wait_until_async
 from verification.engine import BatchResolver, ResolverConfig, dnswire, mxhosts
 from verification.engine.dns import parse_nameserver
 from verification.engine.dnswire import decode_reply
@@ -142,6 +143,50 @@ def test_host_lookups_keep_at_most_the_configured_queries_in_flight(dns_server: 
     started = time.monotonic()
     assert asyncio.run(batch()) == [["192.0.2.30"]] * 16
     assert time.monotonic() - started >= 8 * 0.05 * 0.9  # all 32 at once would take one turn
+
+
+def test_a_host_lookups_lifetime_starts_when_its_query_is_sent_not_while_it_waits_its_turn(
+    dns_server: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight hosts' 16 queries one at a time, each answered 50 ms late, take 0.8 s: past a lifetime
+    of 0.3 s, which is each query's own, so every host still has its address."""
+    monkeypatch.setattr(mxhosts, "HOST_LOOKUP_SECONDS", 0.3)
+    hosts = [f"mx{i}.queued.com" for i in range(8)]
+    for host in hosts:
+        dns_server.set(host, HOST("192.0.2.31"))
+    dns_server.delay = 0.05
+    config = ResolverConfig(nameservers=(dns_server.address,), timeout=0.3, lifetime=0.3, concurrency=1)
+
+    async def batch() -> list[list[str]]:
+        lookups = host_resolver(config)
+        return await asyncio.gather(*(lookups(host) for host in hosts))
+
+    assert asyncio.run(batch()) == [["192.0.2.31"]] * 8
+
+
+def test_a_lookup_cut_short_closes_its_sockets_and_ignores_its_late_answer(dns_server: DnsServer) -> None:
+    """Prober.ask's deadline cancels the lookups under way: their sockets close at once, and the answer
+    that comes after finds no lookup to end (nothing is raised inside the event loop)."""
+    dns_server.set("mx.slow.com", HOST("192.0.2.50"))
+    dns_server.delay = 0.1
+    config = ResolverConfig(nameservers=(dns_server.address,), timeout=1.0, lifetime=1.0)
+    dns_server.clients.clear()
+
+    async def cut() -> list[dict[str, object]]:
+        errors: list[dict[str, object]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
+        lookups = host_resolver(config)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lookups("mx.slow.com"), 0.02)
+        ports = {port for _, port in dns_server.clients}
+
+        async def closed() -> bool:
+            return bool(ports) and ports.isdisjoint(_udp_ports_open())
+
+        await wait_until_async(closed, "the cancelled lookup's sockets closed", 0.05)
+        return errors
+
+    assert asyncio.run(cut()) == []
 
 
 def test_a_warmed_answer_is_the_one_a_query_would_have_built(dns_server: DnsServer, second_server: DnsServer) -> None:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from dataclasses import replace
 from datetime import date
 
+from verification.engine import frozen
 from verification.engine.modes import ValidationMode
 from verification.engine.scores import family_score
 from verification.engine.smtp_answers import Answer
 from verification.engine.smtp_replies import Meaning
-from verification.engine.verdict import Status, SubStatus, Verdict
+from verification.engine.verdict import Checks, Status, SubStatus, Verdict
 
 # (status, sub_status, is_valid, confidence, score, smtp_valid) by the mailbox's answer.
 _Outcome = tuple[Status, SubStatus | None, bool, str, int, bool | None]
@@ -65,14 +65,18 @@ def is_settled(answer: Answer) -> bool:
     return answer.meaning not in (Meaning.TRY_AGAIN, Meaning.TOO_MANY_RECIPIENTS, Meaning.TOO_MANY_CONNECTIONS)
 
 
+verdict_replaced = frozen.replacer(Verdict)
+_checks_replaced = frozen.replacer(Checks)
+
+
 def deep_verdict(fast: Verdict, answer: Answer, probe: Answer | None, catch_all: bool | None) -> Verdict:
     """The deep verdict of an address the fast rules 1-4 let through. `catch_all` is the
     domain's (cached or just probed); `probe` the probe's answer when it was asked now."""
     outcome = _outcome(fast, answer, probe, catch_all)
     status, sub_status, is_valid, confidence, score, smtp_valid = outcome
     decided = outcome not in (_GREYLISTED, _BLOCKED, _UNREACHABLE, _UTF8_UNSUPPORTED)
-    checks = replace(fast.checks, smtp_valid=smtp_valid, is_catch_all=catch_all if decided else None)
-    return replace(
+    checks = _checks_replaced(fast.checks, smtp_valid=smtp_valid, is_catch_all=catch_all if decided else None)
+    return verdict_replaced(
         fast,
         status=status,
         sub_status=sub_status,

@@ -5,6 +5,8 @@ cost of a plain attribute store; a bulk job builds a Verdict per row and a Domai
 Reply and a DomainHalf per domain. `builder(cls)` gives a positional constructor that fills an
 object of a mutable twin class (the same slots, so the same memory layout) and then makes it a
 `cls`: the object is a `cls` in every way, equal and hashing alike (tests compare the two).
+`replacer(cls)` is `dataclasses.replace` built the same way: a deep batch replaces each row's
+Verdict twice and its Checks once (about a third of what `dataclasses.replace` costs).
 """
 
 from __future__ import annotations
@@ -33,3 +35,17 @@ def builder[T](cls: type[T]) -> Callable[..., T]:
         return made
 
     return build
+
+
+def replacer[T](cls: type[T]) -> Callable[..., T]:
+    """`dataclasses.replace(obj, **changes)` for a `cls` (no __post_init__, every field in __init__),
+    without the frozen __init__."""
+    made_of = draft(cls)
+    names = tuple(field.name for field in fields(cls))  # type: ignore[arg-type]
+
+    def replace(obj: T, **changes: object) -> T:
+        made = made_of(*[changes[name] if name in changes else getattr(obj, name) for name in names])
+        made.__class__ = cls
+        return made
+
+    return replace

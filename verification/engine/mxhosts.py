@@ -8,7 +8,10 @@ of its own for each query (about a third of a 20,000-row batch's event loop, pro
 lookups of one batch share a few connected sockets per nameserver, read by one callback each, as
 the domain lookups' BatchResolver (dns.py) does: the kernel drops datagrams from anyone but the
 nameserver, and an answer counts only with the id of a query in flight on that socket and the
-question asked. The sockets are closed whenever no lookup is in flight.
+question asked. The sockets are closed whenever no lookup is in flight. Nor is a query a task, a
+queue and a wait_for of its own: a host's lookup is one future, its queries are answered from the
+sockets' readers and asked again from one timer (0.44 -> 0.22 s of CPU for a 20,000-row batch's
+4,000 hosts, and of wall time before its first session).
 
 A host's addresses are remembered by the process for their records' TTL, at most
 REMEMBER_SECONDS (300), per set of nameservers: a large deep job's hosts are asked when it is
@@ -28,15 +31,16 @@ that take seconds. An answer that is not NOERROR, or names no address, gives non
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import heapq
 import ipaddress
-import itertools
 import socket
 import time
+from collections import deque
+from dataclasses import dataclass, field
 
 from verification.engine import dnswire
 from verification.engine.dns import ResolverConfig, parse_nameserver, system_nameservers
-from verification.engine.dns_udp import DnsSockets, Nameserver
+from verification.engine.dns_udp import DnsSockets, Key, Nameserver
 from verification.engine.smtp_scheduling import HostResolver
 
 # The least time a host lookup may take (retries included), whatever VERIFIER_DNS_LIFETIME says.
@@ -74,7 +78,8 @@ def host_resolver(config: ResolverConfig) -> HostResolver:
 
 
 class _HostLookups:
-    """One batch's host lookups (module docstring): each host asked once, A and AAAA at once."""
+    """One batch's host lookups (module docstring): each host asked once, A and AAAA at once, its two
+    queries waiting in one line for a place in the window, retried from one timer (the earliest due)."""
 
     SOCKETS_PER_NAMESERVER = 8
 
@@ -84,9 +89,9 @@ class _HostLookups:
         # At most VERIFIER_DNS_CONCURRENCY queries in flight, as the domain lookups: a 20,000-row
         # batch's 8,000 host queries sent at once overflowed the nameserver's queue, and each lost
         # one waited out a timeout (3 s) before it was asked again.
-        self.in_flight = asyncio.Semaphore(concurrency)
-        self.found: dict[str, asyncio.Task[list[str]]] = {}
-        self.udp = DnsSockets[asyncio.Queue[dnswire.Reply]](
+        self.concurrency = concurrency
+        self.found: dict[str, asyncio.Future[list[str]]] = {}
+        self.udp = DnsSockets[_Query](
             servers,
             self.SOCKETS_PER_NAMESERVER,
             watch=lambda sock, server, slot: asyncio.get_running_loop().add_reader(
@@ -94,71 +99,169 @@ class _HostLookups:
             ),
             unwatch=lambda sock: asyncio.get_running_loop().remove_reader(sock),
         )
-        self.running = 0  # lookups under way: the sockets are closed when none is
+        self.waiting: deque[_Query] = deque()  # not sent yet: the window is full
+        self.active = 0  # queries sent and not done
+        self.pending = 0  # queries not done, sent or waiting
+        self.filling = False
+        self.due: list[tuple[float, int, _Query, int]] = []  # (when, order, query, its try): a heap
+        self.timer: asyncio.TimerHandle | None = None
+        self.order = 0
 
     async def __call__(self, host: str) -> list[str]:
         if host not in self.found:
             remembered = _recall(self.key, host)
             if remembered is not None:
                 return list(remembered)
-            self.found[host] = asyncio.ensure_future(self._addresses(host))
-        return await self.found[host]
+            self.found[host] = self._lookup(host)
+        return list(await self.found[host])
 
-    async def _addresses(self, host: str) -> list[str]:
+    def _lookup(self, host: str) -> asyncio.Future[list[str]]:
+        """The future of the host's addresses; its A and AAAA queries join the line."""
+        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
         try:
-            return [str(ipaddress.ip_address(host))]  # an MX naming an address literal
+            future.set_result([str(ipaddress.ip_address(host))])  # an MX naming an address literal
+            return future
         except ValueError:
             pass
-        answers = await asyncio.gather(*(self._lookup(host, rdtype) for rdtype in (dnswire.A, dnswire.AAAA)))
+        both = _Host(host, future)
+        name = host.rstrip(".").lower()
+        both.queries = [_Query(both, name, rdtype) for rdtype in (dnswire.A, dnswire.AAAA)]
+        self.waiting.extend(both.queries)
+        self.pending += 2
+        future.add_done_callback(lambda _: self._abandon(both) if future.cancelled() else None)
+        self._fill()
+        return future
+
+    def _fill(self) -> None:
+        """Queries from the line into the window. Its lifetime starts there: a query waiting for its
+        turn behind thousands is not late. Not again from within (a query done at its first try)."""
+        if self.filling:
+            return
+        self.filling = True
+        try:
+            while self.waiting and self.active < self.concurrency:
+                query = self.waiting.popleft()
+                if not query.done:  # not abandoned while it waited
+                    query.in_window, query.deadline = True, time.monotonic() + self.lifetime
+                    self.active += 1
+                    self._try(query)
+        finally:
+            self.filling = False
+
+    def _abandon(self, host: _Host) -> None:
+        """A lookup cancelled (Prober.ask's deadline cancels every lookup under way): its queries end,
+        unanswered, and the sockets close once nothing else is under way."""
+        for query in host.queries:
+            if not query.done:
+                self._end(query)
+        self._after_end()
+
+    def _try(self, query: _Query) -> None:
+        """The query's next try, to the next nameserver in turn (the first try: the first), answered
+        or not within `timeout` (less what is left of its lifetime); nothing when it is over."""
+        now = time.monotonic()
+        left = query.deadline - now
+        if left <= 0 or not self.servers:
+            self._done(query, None)
+            return
+        query.turn += 1
+        try:
+            query.keys.append(self.udp.send((query.turn - 1) % len(self.servers), query.name, query, query.rdtype))
+        except dnswire.WireError:  # not a name a query can carry
+            self._done(query, None)
+            return
+        except OSError:
+            pass  # the nameserver is unreachable from here: the next try goes to the next one
+        self.order += 1
+        heapq.heappush(self.due, (now + min(self.timeout, left), self.order, query, query.turn))
+        if self.timer is None or self.due[0][0] < self.timer.when():
+            self._wake_at(self.due[0][0])
+
+    def _wake_at(self, when: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        loop = asyncio.get_running_loop()
+        self.timer = loop.call_at(loop.time() + max(0.0, when - time.monotonic()), self._expire)
+
+    def _expire(self) -> None:
+        """Each query whose try went unanswered for its time is tried again (or done)."""
+        self.timer = None
+        now = time.monotonic()
+        while self.due and self.due[0][0] <= now:
+            _, _, query, turn = heapq.heappop(self.due)
+            if not query.done and query.turn == turn:
+                self._try(query)
+        if self.due and self.timer is None:
+            self._wake_at(self.due[0][0])
+
+    def _drain(self, sock: socket.socket, server: int, slot: int) -> None:
+        """Every answer waiting on the socket goes to its query (a late answer to an earlier try counts):
+        NOERROR and NXDOMAIN end it; SERVFAIL, REFUSED: that nameserver cannot say, the next is asked at once."""
+        # read whole first: the last answer may close the sockets (_done), which the reading would spin on
+        for _, query, reply in list(self.udp.answers(sock, server, slot)):
+            if query.done:
+                continue
+            if reply.rcode in (dnswire.NOERROR, dnswire.NXDOMAIN):
+                self._done(query, reply)
+            else:
+                self._try(query)
+
+    def _done(self, query: _Query, reply: dnswire.Reply | None) -> None:
+        self._end(query)
+        host = query.host
+        host.replies.append(reply)
+        if len(host.replies) == 2:
+            host.future.set_result(self._addresses(host.name, host.replies))
+        self._after_end()
+
+    def _end(self, query: _Query) -> None:
+        query.done = True
+        for key in query.keys:
+            self.udp.forget(key)
+        self.pending -= 1
+        if query.in_window:  # its place there is free
+            self.active -= 1
+
+    def _after_end(self) -> None:
+        self._fill()
+        if not self.pending:
+            self._close()
+
+    def _addresses(self, host: str, answers: list[dnswire.Reply | None]) -> list[str]:
         addresses = [address for answer in answers if answer is not None for address in answer.addresses]
         ttls = [answer.address_ttl for answer in answers if answer is not None and answer.address_ttl is not None]
         if addresses and all(answer is not None for answer in answers) and min(ttls) > 0:  # module docstring
             _remember(self.key, host, tuple(addresses), min(ttls))
         return addresses
 
-    async def _lookup(self, host: str, rdtype: int) -> dnswire.Reply | None:
-        self.running += 1  # from the moment it waits for its turn: sockets stay open while any lookup waits
-        try:
-            async with self.in_flight:
-                return await self._asked(host, rdtype)
-        finally:
-            self.running -= 1
-            if not self.running:
-                self._close()
-
-    async def _asked(self, host: str, rdtype: int) -> dnswire.Reply | None:
-        """The host's addresses of one type. The query goes to each nameserver in turn, again every
-        `timeout`, for `lifetime` in all; an answer to an earlier try that comes late still counts
-        (a loaded nameserver is slow on every try alike)."""
-        name = host.rstrip(".").lower()
-        answers: asyncio.Queue[dnswire.Reply] = asyncio.Queue()
-        keys: list[tuple[int, int, int]] = []
-        deadline = time.monotonic() + self.lifetime
-        try:
-            for turn in itertools.count():
-                left = deadline - time.monotonic()
-                if left <= 0 or not self.servers:
-                    break
-                try:
-                    keys.append(self.udp.send(turn % len(self.servers), name, answers, rdtype))
-                except dnswire.WireError:  # not a name a query can carry
-                    return None
-                except OSError:
-                    pass  # the nameserver is unreachable from here: the next try goes to the next one
-                with contextlib.suppress(TimeoutError):
-                    reply = await asyncio.wait_for(answers.get(), min(self.timeout, left))
-                    if reply.rcode in (dnswire.NOERROR, dnswire.NXDOMAIN):
-                        return reply
-                    # SERVFAIL, REFUSED: that nameserver cannot say; the next one is asked at once
-        finally:
-            for key in keys:
-                self.udp.forget(key)
-        return None  # nobody answered within the lifetime
-
-    def _drain(self, sock: socket.socket, server: int, slot: int) -> None:
-        """Every answer waiting on the socket goes to its query (a late answer to an earlier try counts)."""
-        for _, answers, reply in self.udp.answers(sock, server, slot):
-            answers.put_nowait(reply)
-
     def _close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.due.clear()
+        self.waiting.clear()  # only abandoned ones are left
         self.udp.close()
+
+
+@dataclass(slots=True, eq=False)
+class _Host:
+    """A host's lookup: its A and AAAA replies (None: unanswered) as they come."""
+
+    name: str
+    future: asyncio.Future[list[str]]
+    replies: list[dnswire.Reply | None] = field(default_factory=list)
+    queries: list[_Query] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class _Query:
+    """One of a host's two queries: its tries so far, their keys on the sockets, whether it is done."""
+
+    host: _Host
+    name: str
+    rdtype: int
+    deadline: float = 0.0  # set when it enters the window
+    in_window: bool = False
+    turn: int = 0
+    keys: list[Key] = field(default_factory=list)
+    done: bool = False
