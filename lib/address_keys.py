@@ -17,21 +17,10 @@ from django.conf import settings
 KEY_LENGTH = 64  # hex digits of a SHA-256
 
 
-# Keys remembered, the most recent first: a deep batch asks the key of each of its 20,000 addresses
-# three or four times (its cached answers, the answers it stores, the outcomes reported, the valid
-# answers it records), 56,000 HMACs of 76,000 for nothing.
-REMEMBERED_KEYS = 32_768
-
-
 def address_key(email: str) -> str:
-    return _key(settings.VERIFIER_ADDRESS_PEPPER, email)
-
-
-@functools.lru_cache(maxsize=REMEMBERED_KEYS)
-def _key(pepper: str, email: str) -> str:
     # The engine's normalisation (verification/engine/syntax.py `normalise`): trimmed, lower case.
     message = email.strip().lower().encode("utf-8", "surrogatepass")
-    keyed = _prepared(pepper).copy()
+    keyed = _prepared(settings.VERIFIER_ADDRESS_PEPPER).copy()
     keyed.update(message)
     return keyed.hexdigest()
 

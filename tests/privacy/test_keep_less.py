@@ -58,16 +58,6 @@ def test_the_key_is_plain_hmac_sha256_the_same_at_every_call_so_stored_keys_stil
     assert [address_key(" Jo@Example.com "), address_key("jo@example.com")] == [expected, expected]
 
 
-def test_a_remembered_key_is_the_pepper_it_was_made_with(settings: Any) -> None:
-    """Keys are remembered (REMEMBERED_KEYS): asked again under another pepper, the key is that pepper's HMAC."""
-    settings.VERIFIER_ADDRESS_PEPPER = "first"
-    first = [address_key("jo@example.com") for _ in range(2)]
-    settings.VERIFIER_ADDRESS_PEPPER = "second"
-    second = address_key("jo@example.com")
-    plain = [hmac.new(pepper, b"jo@example.com", hashlib.sha256).hexdigest() for pepper in (b"first", b"second")]
-    assert [*first, second] == [plain[0], plain[0], plain[1]]
-
-
 def _settings_with(**env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "VERIFIER_ADDRESS_PEPPER"} | env
     code = "import config.settings as s; print(s.VERIFIER_ADDRESS_PEPPER)"
