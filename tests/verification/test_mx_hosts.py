@@ -127,6 +127,16 @@ def _udp_ports_open() -> set[int]:
     return {int(f[1].rsplit(":", 1)[1], 16) for f in fields if f"socket:[{f[9]}]" in mine}
 
 
+def _looked_up(config: ResolverConfig, hosts: list[str]) -> list[list[str]]:
+    """The hosts' addresses, looked up at once by one batch's resolver."""
+
+    async def batch() -> list[list[str]]:
+        lookups = host_resolver(config)
+        return await asyncio.gather(*(lookups(host) for host in hosts))
+
+    return asyncio.run(batch())
+
+
 def test_host_lookups_keep_at_most_the_configured_queries_in_flight(dns_server: DnsServer) -> None:
     """VERIFIER_DNS_CONCURRENCY bounds the host lookups as it does the domain lookups: 16 hosts' 32
     queries, 4 at a time, each answered 50 ms late, take at least 8 turns of 50 ms."""
@@ -136,12 +146,8 @@ def test_host_lookups_keep_at_most_the_configured_queries_in_flight(dns_server: 
     dns_server.delay = 0.05
     config = ResolverConfig(nameservers=(dns_server.address,), timeout=2.0, lifetime=2.0, concurrency=4)
 
-    async def batch() -> list[list[str]]:
-        lookups = host_resolver(config)
-        return await asyncio.gather(*(lookups(host) for host in hosts))
-
     started = time.monotonic()
-    assert asyncio.run(batch()) == [["192.0.2.30"]] * 16
+    assert _looked_up(config, hosts) == [["192.0.2.30"]] * 16
     assert time.monotonic() - started >= 8 * 0.05 * 0.9  # all 32 at once would take one turn
 
 
@@ -157,11 +163,7 @@ def test_a_host_lookups_lifetime_starts_when_its_query_is_sent_not_while_it_wait
     dns_server.delay = 0.05
     config = ResolverConfig(nameservers=(dns_server.address,), timeout=0.3, lifetime=0.3, concurrency=1)
 
-    async def batch() -> list[list[str]]:
-        lookups = host_resolver(config)
-        return await asyncio.gather(*(lookups(host) for host in hosts))
-
-    assert asyncio.run(batch()) == [["192.0.2.31"]] * 8
+    assert _looked_up(config, hosts) == [["192.0.2.31"]] * 8
 
 
 def test_a_lookup_cut_short_closes_its_sockets_and_ignores_its_late_answer(dns_server: DnsServer) -> None:
