@@ -143,6 +143,11 @@ class Job(models.Model):
         return self.status in (self.Status.COMPLETED, self.Status.FAILED)
 
     @property
+    def may_wait_for_resolver(self) -> bool:
+        """Unfinished and live: a broken DNS resolver holds it (a test key's job asks no resolver)."""
+        return not self.is_finished and self.key_mode != KeyMode.TEST
+
+    @property
     def chunks_folder(self) -> str:
         """Where its chunks' addresses are read: in MX-address order once grouped, else as uploaded."""
         return self.grouped_name or self.input_name

@@ -6,7 +6,6 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.models import KeyMode
 from jobs.downloads import STATUSES, result_url
 from jobs.models import BREAKDOWN_KEYS, Job
 from jobs.worker import jobs_wait_for_resolver
@@ -95,8 +94,7 @@ class JobSerializer(serializers.Serializer):
         )
     )
     def get_waiting_for(self, job: Job) -> str | None:
-        holds = not job.is_finished and job.key_mode != KeyMode.TEST and self._resolver_holds_jobs
-        return "dns_resolver" if holds else None
+        return "dns_resolver" if job.may_wait_for_resolver and self._resolver_holds_jobs else None
 
     @cached_property
     def _resolver_holds_jobs(self) -> bool:  # once per response: a list's jobs share one child serializer

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.auditing import audit
 from accounts.decorators import account_required
-from accounts.models import Account, AuditEvent, KeyMode
+from accounts.models import Account, AuditEvent
 from accounts.permissions import Action
 from jobs import breakdown_charts, fair_share
 from jobs.csvfile import MAX_ROWS, MAX_UPLOAD_BYTES, AddressList
@@ -155,7 +155,7 @@ def _progress_context(job: Job) -> dict[str, object]:
         "downloads": [(label, status) for label, status in DOWNLOADS if job.rows_with(status)],
         "attempts": attempts.order_by("started_at", "number"),
         "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
-        "waiting_for_resolver": not job.is_finished and job.key_mode != KeyMode.TEST and jobs_wait_for_resolver(),
+        "waiting_for_resolver": job.may_wait_for_resolver and jobs_wait_for_resolver(),
         "deep_work": _deep_work(job),
         "statuses": breakdown_charts.status_segments(job),
         "sub_statuses": breakdown_charts.sub_status_segments(job),
