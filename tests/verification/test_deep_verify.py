@@ -140,7 +140,32 @@ def test_domains_naming_the_same_mx_hosts_share_a_session(
     sub_statuses = [result["sub_status"] for result in response.json()["data"]]
     assert sub_statuses == [None, "mailbox_not_found"] * 3
     assert farm.stats.sessions["127.0.0.2"] == 1 and farm.stats.commands["MAIL"] == 1
-    assert len(farm.stats.recipients) == 9  # six addresses and each domain's catch-all probe
+    # Six addresses; no catch-all probe: each domain refused nobody@ as unknown, so it is no catch-all.
+    assert len(farm.stats.recipients) == 6
+
+
+def test_a_domain_that_refused_an_address_as_unknown_is_not_probed_and_is_no_catch_all(
+    owner: Persona, farm: MxFarm, _resolver_on_loopback: DnsServer
+) -> None:
+    """Its probe's random address would be refused the same way: the answer is known without asking."""
+    for domain in ("refuses.deepfarm.net", "accepts.deepfarm.net"):
+        _resolver_on_loopback.set(domain, MX("mx.shared-host.deepfarm.net"))
+    _resolver_on_loopback.set("mx.shared-host.deepfarm.net", HOST("127.0.0.2"))
+    emails = ["alice@refuses.deepfarm.net", "nobody@refuses.deepfarm.net", "alice@accepts.deepfarm.net"]
+    response = owner.post_json("/v1/verify/batch", {"emails": emails, "validation_mode": "deep"})
+    assert response.status_code == 200, response.content
+    results = response.json()["data"]
+    assert [(r["status"], r["checks"]["is_catch_all"]) for r in results] == [
+        ("valid", False),
+        ("invalid", False),
+        ("valid", False),
+    ]
+    probes = [r for r in farm.stats.recipients if r not in emails]
+    assert [probe.rpartition("@")[2] for probe in probes] == ["accepts.deepfarm.net"]  # asked: nothing refused there
+    assert CatchAllAnswer.objects.fresh_many(["refuses.deepfarm.net", "accepts.deepfarm.net"]) == {
+        "refuses.deepfarm.net": False,
+        "accepts.deepfarm.net": False,
+    }
 
 
 def test_starttls_is_used_when_offered(owner: Persona, farm: MxFarm) -> None:

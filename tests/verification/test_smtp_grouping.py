@@ -1,10 +1,12 @@
 """How a deep batch's recipients are grouped into sessions against the MX farm: by MX *address*,
 so MX host names that differ but resolve to one address (a host name per Microsoft 365 tenant)
-share sessions, and each address gets the sessions its recipients need."""
+share sessions, and each address gets the sessions its recipients need, a domain's recipients
+kept together in one of them."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from tests.support.mx_farm import MxFarm
 from verification.engine.dns import ResolverConfig
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
-from verification.engine.smtp_replies import Meaning
+from verification.engine.smtp_replies import PROBE_SPARED, Meaning
 from verification.engine.smtp_scheduling import Prober, sessions_needed
 from verification.engine.smtp_slots import HostSlots
 
@@ -54,3 +56,20 @@ def test_an_address_gets_the_sessions_its_recipients_need_and_no_more(
     assert len(findings.answers) == 60
     assert farm.stats.sessions[MAILBOX] == 3 == sessions_needed(60, 3)  # 60 recipients, 3 sessions at once
     assert farm.stats.peak[MAILBOX] == 3
+
+
+def test_a_domains_addresses_and_its_probe_share_a_session_so_its_replies_can_spare_the_probe(
+    zone: DnsServer, farm: MxFarm, tmp_path: Path
+) -> None:
+    """Dealt a domain at a time, not one recipient to each session in turn: bob's refusal as unknown
+    is read in the session that would send the probe, which therefore is not sent."""
+    domains = tenants(zone, 30)
+    work = {
+        (f"{d.replace('.', '-')}.mail.protection.deepfarm.net",): [f"alice@{d}", f"bob@{d}", f"probe@{d}"]
+        for d in domains
+    }
+    asking = prober(zone, farm, tmp_path)
+    asking.config = replace(asking.config, probes=frozenset(f"probe@{d}" for d in domains))
+    findings = asyncio.run(asking.ask(work, timeout=30))
+    assert {findings.answers[f"probe@{d}"].reply for d in domains} == {PROBE_SPARED}
+    assert farm.stats.sessions[MAILBOX] == 3 and farm.stats.commands["RCPT"] == 60  # alice and bob of each

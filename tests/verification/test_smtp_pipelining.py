@@ -1,8 +1,8 @@
 """One SMTP session on the wire (verification/engine/smtp.py over smtp_client.py), against scripted
 servers: RCPTs pipelined (RFC 2920) where PIPELINING is offered and one at a time where it is not,
 a transaction's recipient limit met partway through a pipelined group, a catch-all probe held back
-until its domain's replies are read, a greeting that is not SMTP, and replies sent in clear behind
-STARTTLS's 220."""
+until its domain's replies are read (and not sent when they already answer it), a greeting that
+is not SMTP, and replies sent in clear behind STARTTLS's 220."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.mx_farm import ACCEPT, MxFarm, Script
+from verification.engine.deep import catch_all_of
 from verification.engine.smtp import Session, SmtpConfig, run_session
-from verification.engine.smtp_replies import PROBE_NOT_ASKED, Meaning, meaning
+from verification.engine.smtp_answers import Answer
+from verification.engine.smtp_replies import PROBE_NOT_ASKED, PROBE_SPARED, Meaning, meaning
 
 PIPELINING = "127.0.5.1"
 ONE_AT_A_TIME = "127.0.5.2"
@@ -98,6 +100,23 @@ def test_a_probe_waits_for_its_domains_replies_and_is_not_sent_after_a_policy_re
     assert found.answers["probe1@one.example"] == PROBE_NOT_ASKED
     assert meaning(found.answers["probe2@two.example"]) is Meaning.ACCEPTED
     assert farm.stats.recipients == ["bob@one.example", "carol@one.example", "alice@two.example", "probe2@two.example"]
+
+
+def test_a_probe_is_not_sent_once_its_domain_refused_an_address_as_unknown(farm: MxFarm) -> None:
+    """A server that refuses an address it does not know is no catch-all: the probe would say so."""
+    recipients = [
+        "alice@one.example",
+        "carol@one.example",
+        "probe1@one.example",
+        "bob@two.example",
+        "probe2@two.example",
+    ]
+    found = session(farm, PIPELINING, recipients, probes=frozenset({"probe1@one.example", "probe2@two.example"}))
+    assert found.answers["probe1@one.example"] == PROBE_SPARED
+    spared = found.answers["probe1@one.example"]
+    assert catch_all_of(Answer(spared, meaning(spared))) is False
+    assert meaning(found.answers["probe2@two.example"]) is Meaning.NO_MAILBOX  # asked: two.example refused nothing
+    assert farm.stats.recipients == ["alice@one.example", "carol@one.example", "bob@two.example", "probe2@two.example"]
 
 
 def test_a_greeting_that_is_not_smtp_ends_the_session_at_the_banner_unanswered(farm: MxFarm) -> None:

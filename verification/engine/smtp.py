@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from python_socks.async_.asyncio import Proxy
 
 from verification.engine.smtp_client import Disconnected, Refused, SmtpClient, SmtpError
-from verification.engine.smtp_replies import PROBE_NOT_ASKED, UTF8_NOT_OFFERED, Meaning, Reply, meaning
+from verification.engine.smtp_replies import PROBE_NOT_ASKED, PROBE_SPARED, UTF8_NOT_OFFERED, Meaning, Reply, meaning
 from verification.engine.syntax import parse
 
 logger = logging.getLogger(__name__)
@@ -249,9 +249,9 @@ class _Dialogue:
         return True
 
     def _group(self, waiting: list[str]) -> tuple[list[str], list[str]]:
-        """The next RCPTs to send in one write, and those left. A probe whose domain's addresses were
-        all refused by policy is answered PROBE_NOT_ASKED here; one whose domain is still being
-        asked in this group waits for the next."""
+        """The next RCPTs to send in one write, and those left. A probe whose answer its domain's
+        replies already give is answered here (_probe_known); one whose domain is still being asked
+        in this group waits for the next."""
         size = PIPELINE_GROUP if "PIPELINING" in self.client.offered else 1
         if self.limit:
             size = min(size, self.limit - self.in_transaction)
@@ -262,8 +262,8 @@ class _Dialogue:
             if recipient in self.config.probes:
                 if domain in domains:
                     return group, waiting[index:]
-                if self._refused_by_policy(domain):
-                    self.session.answers[recipient] = PROBE_NOT_ASKED
+                if (known := self._probe_known(domain)) is not None:
+                    self.session.answers[recipient] = known
                     continue
             if len(group) == size:
                 return group, waiting[index:]
@@ -271,14 +271,22 @@ class _Dialogue:
             domains.add(domain)
         return group, []
 
-    def _refused_by_policy(self, domain: str) -> bool:
-        """Whether the session asked about addresses of `domain` and every one was refused by policy
-        (554 5.7.1 and the like): its probe would be refused too, and tell nothing."""
+    def _probe_known(self, domain: str) -> Reply | None:
+        """What the probe of `domain` would answer, when the session's replies about the domain's
+        addresses already say it, so it is not sent: refused by policy when every one was (554 5.7.1
+        and the like: the probe would be refused too, and tell nothing); refused as unknown when
+        one was (a server that refuses an address it does not know is no catch-all). None: ask it."""
         wire = self.wire
         same = [
-            reply for recipient, reply in self.session.answers.items() if wire[recipient].rpartition("@")[2] == domain
+            meaning(reply)
+            for recipient, reply in self.session.answers.items()
+            if wire[recipient].rpartition("@")[2] == domain
         ]
-        return bool(same) and all(meaning(reply) is Meaning.BLOCKED for reply in same)
+        if Meaning.NO_MAILBOX in same:
+            return PROBE_SPARED
+        if same and all(found is Meaning.BLOCKED for found in same):
+            return PROBE_NOT_ASKED
+        return None
 
     async def _send(self, group: list[str]) -> list[str] | None:
         """One write of RCPTs (behind MAIL FROM in the transaction's first, where pipelining), their

@@ -66,6 +66,10 @@ UTF8_NOT_OFFERED = Reply(0, "the server does not offer SMTPUTF8: a mailbox name 
 # Not a reply: a catch-all probe left unasked, the server having refused every address of its
 # domain in the session by policy (the probe's answer would say nothing more).
 PROBE_NOT_ASKED = Reply(0, "not asked: the server refused this domain's addresses by policy")
+# Not a reply: a catch-all probe left unasked, the server having refused another address of its
+# domain in the session as unknown: a server that refuses one address it does not know is no
+# catch-all, and the probe's random address would be refused the same way.
+PROBE_SPARED = Reply(0, "not asked: the server refused another address of this domain as unknown")
 
 
 def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
@@ -75,6 +79,8 @@ def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
         return Meaning.UTF8_UNSUPPORTED
     if reply == PROBE_NOT_ASKED:
         return Meaning.BLOCKED
+    if reply == PROBE_SPARED:
+        return Meaning.NO_MAILBOX
     if reply.code == 0:
         return Meaning.UNREACHABLE
     if 200 <= reply.code < 400:

@@ -31,6 +31,7 @@ beyond that is never looked up or contacted, only counted (`Findings.cut`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -254,9 +255,20 @@ def sessions_needed(recipients: int, per_host: int) -> int:
 
 def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
     """A group's recipients dealt among up to `sessions` sessions run at once: an address's twenty
-    recipients and four probes take three sessions of eight RCPTs, not one of twenty-four."""
+    recipients and four probes take three sessions of eight RCPTs, not one of twenty-four. Dealt a
+    domain at a time (its addresses, then its probe), cut into equal runs: a domain lands whole in
+    one session, bar one cut a share, so that its probe follows its addresses' replies there
+    (smtp.py, `_probe_known`)."""
     count = sessions_needed(len(recipients), sessions)
-    return [recipients[i::count] for i in range(count)]
+    if count == 1:
+        return [recipients]
+    by_domain: dict[str, list[str]] = {}
+    for recipient in recipients:
+        by_domain.setdefault(recipient.rpartition("@")[2], []).append(recipient)
+    ordered = [recipient for same in by_domain.values() for recipient in same]
+    size, extra = divmod(len(ordered), count)
+    cuts = [i * size + min(i, extra) for i in range(count + 1)]
+    return [ordered[start:end] for start, end in itertools.pairwise(cuts)]
 
 
 def _rate_limited(session: Session) -> bool:
