@@ -86,7 +86,12 @@ def _deep_job(dns_address: str, smtp_port: int, farm: subprocess.Popen[str], cas
     errors = [] if counts["peak_per_address"] <= 3 else [f"{counts['peak_per_address']} connections to one address"]
     if seen.job["progress"]["processed"] != count or seen.job["status"] != "completed":
         errors.append(f"job {seen.job['status']}, progress {seen.job['progress']}")
-    extra = {"sessions": counts["sessions"], "peak_per_address": counts["peak_per_address"], **phases}
+    extra = {
+        "sessions": counts["sessions"],
+        "rcpts": counts["rcpt"],
+        "peak_per_address": counts["peak_per_address"],
+        **phases,
+    }
     return Measurement("outside", case, "rows/s", count / seen.seconds, count, seen.seconds, extra=extra, errors=errors)
 
 

@@ -43,15 +43,7 @@ class FeedbackEventQuerySet(models.QuerySet["FeedbackEvent"]):
             " WHERE occurred_at >= %s AND outcome IN (%s, %s)"
         )
         params: list[object] = [sql.db_datetime(since), Outcome.DELIVERED.value, Outcome.HARD_BOUNCE.value]
-        if sql.is_postgresql():
-            rows = sql.fetch_all(select + " AND address_key = ANY(%s)", [*params, list(keys)])
-        else:
-            rows = []
-            hashed = list(keys)
-            for start in range(0, len(hashed), sql.SQLITE_PARAMETERS):  # under SQLite's bound-parameter limit
-                batch = hashed[start : start + sql.SQLITE_PARAMETERS]
-                where = f" AND address_key IN ({sql.placeholders(len(batch))})"
-                rows += sql.fetch_all(select + where, [*params, *batch])
+        rows = sql.fetch_all_in(select, params, "address_key", list(keys))
         return (
             (keys[key], account, outcome, sql.aware(at), bool(authenticated))
             for key, account, outcome, at, authenticated in rows

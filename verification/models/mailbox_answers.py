@@ -33,9 +33,12 @@ ADDRESS_PLACEHOLDER = "<address>"
 
 class MailboxAnswerQuerySet(models.QuerySet["MailboxAnswer"]):
     def fresh_many(self, emails: Collection[str]) -> dict[str, Answer]:
+        """Hand-written (lib/sql.py): a 20,000-row deep batch asks for every address, and the ORM's
+        IN list of 20,000 keys took longer to build than the statements took to run."""
         keys = address_keys(emails)
-        rows = self.filter(address_key__in=list(keys), expires_at__gt=timezone.now())
-        return {keys[row.address_key]: Answer(Reply(row.code, row.text), Meaning(row.meaning)) for row in rows}
+        select = f"SELECT address_key, code, text, meaning FROM {sql.table(MailboxAnswer)} WHERE expires_at > %s"
+        rows = sql.fetch_all_in(select, [sql.db_datetime(timezone.now())], "address_key", list(keys))
+        return {keys[key]: Answer(Reply(code, text), Meaning(meaning)) for key, code, text, meaning in rows}
 
     def store_many(self, answers: dict[str, Answer]) -> None:
         """Upserts, sorted so writers lock in one order, a batch a transaction (sql.execute_batched).

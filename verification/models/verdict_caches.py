@@ -31,13 +31,7 @@ class DomainRecordQuerySet(models.QuerySet["DomainRecord"]):
 
     def _fresh_rows(self, domains: list[str], now: datetime) -> Iterator[tuple[Any, ...]]:
         select = f"SELECT domain, status, mx_hosts, expires_at FROM {sql.table(DomainRecord)} WHERE expires_at > %s"
-        if sql.is_postgresql():
-            yield from sql.fetch_all(select + " AND domain = ANY(%s)", [now, domains])
-            return
-        for chunk in _batches(domains, sql.SQLITE_PARAMETERS):
-            yield from sql.fetch_all(
-                select + f" AND domain IN ({sql.placeholders(len(chunk))})", [sql.db_datetime(now), *chunk]
-            )
+        yield from sql.fetch_all_in(select, [sql.db_datetime(now)], "domain", domains)
 
     def put_many(self, answers: Iterable[DomainAnswer]) -> None:
         """Store definitive answers until their TTL runs out."""
@@ -100,11 +94,6 @@ class DomainRecord(models.Model):
 
 def _seconds_left(expires_at: datetime, now: datetime) -> int:
     return max(0, int((expires_at - now).total_seconds()))
-
-
-def _batches[T](items: list[T], size: int) -> Iterator[list[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class CachedVerdictQuerySet(models.QuerySet["CachedVerdict"]):
