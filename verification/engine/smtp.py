@@ -250,20 +250,22 @@ class _Dialogue:
 
     def _group(self, waiting: list[str]) -> tuple[list[str], list[str]]:
         """The next RCPTs to send in one write, and those left. A probe whose answer its domain's
-        replies already give is answered here (_probe_known); one whose domain is still being asked
+        replies already give is answered here (_probes_known); one whose domain is still being asked
         in this group waits for the next."""
         size = PIPELINE_GROUP if "PIPELINING" in self.client.offered else 1
         if self.limit:
             size = min(size, self.limit - self.in_transaction)
         group: list[str] = []
         domains: set[str] = set()
+        known: dict[str, Reply] | None = None  # read once a write, at its first probe
         for index, recipient in enumerate(waiting):
             domain = self.wire[recipient].rpartition("@")[2]
             if recipient in self.config.probes:
                 if domain in domains:
                     return group, waiting[index:]
-                if (known := self._probe_known(domain)) is not None:
-                    self.session.answers[recipient] = known
+                known = self._probes_known() if known is None else known
+                if domain in known:
+                    self.session.answers[recipient] = known[domain]
                     continue
             if len(group) == size:
                 return group, waiting[index:]
@@ -271,22 +273,21 @@ class _Dialogue:
             domains.add(domain)
         return group, []
 
-    def _probe_known(self, domain: str) -> Reply | None:
-        """What the probe of `domain` would answer, when the session's replies about the domain's
+    def _probes_known(self) -> dict[str, Reply]:
+        """What each domain's probe would answer, where the session's replies about the domain's
         addresses already say it, so it is not sent: refused by policy when every one was (554 5.7.1
         and the like: the probe would be refused too, and tell nothing); refused as unknown when
-        one was (a server that refuses an address it does not know is no catch-all). None: ask it."""
-        wire = self.wire
-        same = [
-            meaning(reply)
-            for recipient, reply in self.session.answers.items()
-            if wire[recipient].rpartition("@")[2] == domain
-        ]
-        if Meaning.NO_MAILBOX in same:
-            return PROBE_SPARED
-        if same and all(found is Meaning.BLOCKED for found in same):
-            return PROBE_NOT_ASKED
-        return None
+        one was (a server that refuses an address it does not know is no catch-all)."""
+        meanings: dict[str, set[Meaning]] = {}
+        for recipient, reply in self.session.answers.items():
+            meanings.setdefault(self.wire[recipient].rpartition("@")[2], set()).add(meaning(reply))
+        known: dict[str, Reply] = {}
+        for domain, found in meanings.items():
+            if Meaning.NO_MAILBOX in found:
+                known[domain] = PROBE_SPARED
+            elif found == {Meaning.BLOCKED}:
+                known[domain] = PROBE_NOT_ASKED
+        return known
 
     async def _send(self, group: list[str]) -> list[str] | None:
         """One write of RCPTs (behind MAIL FROM in the transaction's first, where pipelining), their

@@ -258,7 +258,7 @@ def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
     recipients and four probes take three sessions of eight RCPTs, not one of twenty-four. Dealt a
     domain at a time (its addresses, then its probe), cut into equal runs: a domain lands whole in
     one session, bar one cut a share, so that its probe follows its addresses' replies there
-    (smtp.py, `_probe_known`)."""
+    (smtp.py, `_probes_known`)."""
     count = sessions_needed(len(recipients), sessions)
     if count == 1:
         return [recipients]
