@@ -71,18 +71,18 @@ PROBE_NOT_ASKED = Reply(0, "not asked: the server refused this domain's addresse
 # catch-all, and the probe's random address would be refused the same way.
 PROBE_SPARED = Reply(0, "not asked: the server refused another address of this domain as unknown")
 
+_NOT_REPLIES = {
+    UTF8_NOT_OFFERED.text: Meaning.UTF8_UNSUPPORTED,
+    PROBE_NOT_ASKED.text: Meaning.BLOCKED,
+    PROBE_SPARED.text: Meaning.NO_MAILBOX,
+}
+
 
 def meaning(reply: Reply, *, recipient: bool = True) -> Meaning:
     """The reply's meaning. `recipient`: whether it answers a RCPT TO (only there does a bare
     550 speak about a mailbox; at the banner, EHLO or MAIL FROM a refusal is about us)."""
-    if reply == UTF8_NOT_OFFERED:
-        return Meaning.UTF8_UNSUPPORTED
-    if reply == PROBE_NOT_ASKED:
-        return Meaning.BLOCKED
-    if reply == PROBE_SPARED:
-        return Meaning.NO_MAILBOX
-    if reply.code == 0:
-        return Meaning.UNREACHABLE
+    if reply.code == 0:  # no reply: silence, or one of ours standing in for it
+        return _NOT_REPLIES.get(reply.text, Meaning.UNREACHABLE)
     if 200 <= reply.code < 400:
         return Meaning.ACCEPTED
     return _at_step(_refusal_meaning(reply), recipient)
