@@ -15,7 +15,7 @@ from tests.support.mx_farm import ACCEPT, MxFarm, Script
 from verification.engine.deep import catch_all_of
 from verification.engine.smtp import Session, SmtpConfig, run_session
 from verification.engine.smtp_answers import Answer
-from verification.engine.smtp_replies import PROBE_NOT_ASKED, PROBE_SPARED, Meaning, meaning
+from verification.engine.smtp_replies import PROBE_NOT_ASKED, PROBE_SPARED, Meaning, Reply, meaning
 
 PIPELINING = "127.0.5.1"
 ONE_AT_A_TIME = "127.0.5.2"
@@ -88,35 +88,24 @@ def test_recipients_past_a_transactions_limit_in_a_pipelined_group_are_sent_agai
     assert farm.stats.sessions[THREE_A_TRANSACTION] == 1
 
 
-def test_a_probe_waits_for_its_domains_replies_and_is_not_sent_after_a_policy_refusal_of_them(farm: MxFarm) -> None:
-    recipients = [
-        "bob@one.example",
-        "carol@one.example",
-        "probe1@one.example",
-        "alice@two.example",
-        "probe2@two.example",
-    ]
-    found = session(farm, POLICY, recipients, probes=frozenset({"probe1@one.example", "probe2@two.example"}))
-    assert found.answers["probe1@one.example"] == PROBE_NOT_ASKED
-    assert meaning(found.answers["probe2@two.example"]) is Meaning.ACCEPTED
-    assert farm.stats.recipients == ["bob@one.example", "carol@one.example", "alice@two.example", "probe2@two.example"]
-
-
-def test_a_probe_is_not_sent_once_its_domain_refused_an_address_as_unknown(farm: MxFarm) -> None:
-    """A server that refuses an address it does not know is no catch-all: the probe would say so."""
-    recipients = [
-        "alice@one.example",
-        "carol@one.example",
-        "probe1@one.example",
-        "bob@two.example",
-        "probe2@two.example",
-    ]
-    found = session(farm, PIPELINING, recipients, probes=frozenset({"probe1@one.example", "probe2@two.example"}))
-    assert found.answers["probe1@one.example"] == PROBE_SPARED
-    spared = found.answers["probe1@one.example"]
-    assert catch_all_of(Answer(spared, meaning(spared))) is False
-    assert meaning(found.answers["probe2@two.example"]) is Meaning.NO_MAILBOX  # asked: two.example refused nothing
-    assert farm.stats.recipients == ["alice@one.example", "carol@one.example", "bob@two.example", "probe2@two.example"]
+@pytest.mark.parametrize(
+    ("server", "first", "probe1", "probe2"),
+    [
+        # one.example's addresses refused by policy: its probe would be refused the same way
+        (POLICY, "bob@one.example", PROBE_NOT_ASKED, Meaning.ACCEPTED),
+        # carol@one.example refused as unknown: a server that does that is no catch-all
+        (PIPELINING, "alice@one.example", PROBE_SPARED, Meaning.NO_MAILBOX),
+    ],
+)
+def test_a_probe_waits_for_its_domains_replies_and_is_not_sent_when_they_answer_it(
+    farm: MxFarm, server: str, first: str, probe1: Reply, probe2: Meaning
+) -> None:
+    recipients = [first, "carol@one.example", "probe1@one.example", "alice@two.example", "probe2@two.example"]
+    found = session(farm, server, recipients, probes=frozenset({"probe1@one.example", "probe2@two.example"}))
+    assert found.answers["probe1@one.example"] == probe1
+    assert catch_all_of(Answer(probe1, meaning(probe1))) is (False if probe1 == PROBE_SPARED else None)
+    assert meaning(found.answers["probe2@two.example"]) is probe2  # asked: two.example's address was accepted
+    assert farm.stats.recipients == [first, "carol@one.example", "alice@two.example", "probe2@two.example"]
 
 
 def test_a_greeting_that_is_not_smtp_ends_the_session_at_the_banner_unanswered(farm: MxFarm) -> None:
