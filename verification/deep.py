@@ -8,6 +8,7 @@ lifetimes, whoever asked) and a domain's catch-all answer (24 h).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ipaddress
 import logging
@@ -22,6 +23,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from lib import metrics
+from lib.deferred import later
 from lib.outbound import is_public
 from verification.egresses import egress_sessions_record, egresses_healthy
 from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
@@ -262,6 +264,11 @@ def _split(of: str) -> tuple[str, str]:
 
 
 def _remember(plan: _Plan, findings: Findings) -> None:
+    """Keep the answers for whoever asks next, once the batch's job is answered (lib/deferred.py)."""
+    later(functools.partial(_stored, plan, findings))
+
+
+def _stored(plan: _Plan, findings: Findings) -> None:
     probes = set(plan.probes.values())
     MailboxAnswer.objects.store_many({e: a for e, a in findings.answers.items() if e not in probes})
     settled = {d: catch_all_of(findings.answers.get(p)) for d, p in plan.probes.items()}
