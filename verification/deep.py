@@ -13,9 +13,9 @@ import hashlib
 import ipaddress
 import logging
 import time
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
-from itertools import islice
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import chain, islice
 from pathlib import Path
 
 import redis
@@ -36,9 +36,9 @@ from verification.engine.modes import ValidationMode
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_answers import OUT_OF_TIME, UNREACHABLE, Answer, Findings
-from verification.engine.smtp_scheduling import Prober, mx_addresses
+from verification.engine.smtp_scheduling import Prober, mx_addresses, run_streamed
 from verification.engine.smtp_slots import HostSlots, Slots
-from verification.engine.syntax import normalise, parse
+from verification.engine.syntax import normalise, split
 from verification.models import CatchAllAnswer, MailboxAnswer, SmtpSessionCount
 from verification.resolver import domain_lookup, resolver_config
 
@@ -75,15 +75,44 @@ def may_contact(address: str) -> bool:
 SINGLE_BACKOFF_TRIES = 0
 
 
+# A deep batch is planned and asked in parts of this many rows, the first smaller: the sessions of
+# the first part's MX addresses start while the next parts are planned (the fast rules, their DNS,
+# the caches), and take those parts' recipients as they come (smtp_scheduling.py, "A batch in parts").
+FIRST_PART_ROWS, PART_ROWS = 500, 2_000
+
+
 @dataclass
 class _Plan:
-    """Who to ask what: per list of MX hosts, the recipients not answered by a cache."""
+    """Who to ask what, built a part at a time (`add`): per list of MX hosts, the recipients not
+    answered by a cache."""
 
-    work: dict[tuple[str, ...], list[str]]  # MX hosts in preference order -> recipients of their domains
-    probes: dict[str, str]  # domain -> its catch-all probe address, when asked
-    known: dict[str, Answer]  # email -> cached answer
+    domain_of: dict[str, str]  # email -> its ASCII domain, parsed once
     catch_all: dict[str, bool]  # domain -> cached answer
-    domain_of: dict[str, str]  # email -> its ASCII domain, parsed once (a 20,000-row batch parsed each three times)
+    probes: dict[str, str]  # each domain without a cached answer -> its catch-all probe, were it asked
+    known: dict[str, Answer] = field(default_factory=dict)  # email -> cached answer
+    asked: set[str] = field(default_factory=set)  # the candidates so far
+    probed: set[str] = field(default_factory=set)  # the domains whose probe is in the work
+
+    def add(self, candidates: list[Verdict], answers: Mapping[str, DomainAnswer]) -> dict[tuple[str, ...], list[str]]:
+        """A part's work: its candidates grouped by MX hosts, not by domain (the domains one provider
+        hosts, as every Google Workspace domain names the same MX hosts, share sessions, as they share
+        the politeness limit), less what the mailbox cache knows; each domain's probe once a batch."""
+        new = [v.email for v in candidates if v.email not in self.asked]
+        self.asked.update(new)
+        self.known.update(MailboxAnswer.objects.fresh_many({email: self.domain_of[email] for email in new}))
+        work: dict[tuple[str, ...], list[str]] = {}
+        probes: dict[str, str] = {}
+        for email in new:
+            domain = self.domain_of[email]
+            recipients = work.setdefault(answers[domain].mx_hosts, [])
+            if email not in self.known:
+                recipients.append(email)
+            if domain in self.probes and domain not in self.probed:
+                probes[domain] = self.probes[domain]
+                self.probed.add(domain)
+        for domain, probe in probes.items():
+            work[answers[domain].mx_hosts].append(probe)
+        return {hosts: recipients for hosts, recipients in work.items() if recipients}
 
 
 # The temporary reasons for `unknown`: the mail server may well answer later. A single or batch
@@ -114,16 +143,31 @@ def deep_verify_many(
     `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one).
     `egress_turn`: start this many egresses further along (asking again: from another egress).
     `egresses`: those the sessions may leave from (an account's probe region); None: every healthy one."""
-    fast, answers = _fast_verdicts(raw_emails, lookup or domain_lookup())
-    candidates = [v for v in fast if v.sub_status not in _DECIDED_FAST]
-    if not candidates:
-        return fast
-    plan = _plan(candidates, answers)
+    emails = [normalise(raw) for raw in raw_emails]
+    plan, lookup = _plan(emails), lookup or domain_lookup()
+    fast: list[Verdict] = []
+
+    def parts() -> Iterator[dict[tuple[str, ...], list[str]]]:
+        for start, end in _parts(len(emails)):
+            verdicts, answers = _fast_verdicts(emails[start:end], lookup)
+            fast.extend(verdicts)
+            if work := plan.add([v for v in verdicts if v.sub_status not in _DECIDED_FAST], answers):
+                yield work
+
     budget = seconds if seconds is not None else single_request_seconds()
-    findings = _ask(plan, budget, single=seconds is None, egress_turn=egress_turn, egresses=egresses)
+    findings = _ask(parts(), plan, budget, single=seconds is None, egress_turn=egress_turn, egresses=egresses)
+    if not plan.asked:
+        return fast
     _remember(plan, findings)
-    by_email = {v.email: _verdict(v, plan, findings) for v in candidates}
-    return [by_email.get(v.email, v) for v in fast]
+    return [_verdict(v, plan, findings) if v.email in plan.asked else v for v in fast]
+
+
+def _parts(rows: int) -> Iterator[tuple[int, int]]:
+    """The parts' (start, end) positions in a batch of `rows`: FIRST_PART_ROWS, then PART_ROWS each."""
+    start, end = 0, min(rows, FIRST_PART_ROWS)
+    while start < rows:
+        yield start, end
+        start, end = end, min(rows, end + PART_ROWS)
 
 
 def session_keys(raw_emails: Sequence[str], *, lookup: DomainLookup) -> list[str]:
@@ -131,7 +175,7 @@ def session_keys(raw_emails: Sequence[str], *, lookup: DomainLookup) -> list[str
     merged as a batch's sessions merge them (host names that differ but lead to one address share a
     key); "" for an address the fast rules decide, which needs no session. A large deep job is
     ordered by these before it is cut into batches (jobs/grouping.py)."""
-    fast, answers = _fast_verdicts(raw_emails, lookup)
+    fast, answers = _fast_verdicts([normalise(raw) for raw in raw_emails], lookup)
     hosts_of = {v.email: answers[_domain(v.email)].mx_hosts for v in fast if v.sub_status not in _DECIDED_FAST}
     groups = list(set(hosts_of.values()))
     resolve = host_resolver(resolver_config())
@@ -143,50 +187,48 @@ def session_keys(raw_emails: Sequence[str], *, lookup: DomainLookup) -> list[str
     return [keys[hosts_of[v.email]] if v.email in hosts_of else "" for v in fast]
 
 
-def _fast_verdicts(raw_emails: Sequence[str], lookup: DomainLookup) -> tuple[list[Verdict], dict[str, DomainAnswer]]:
-    """The fast rules' verdicts, which answer a deep request too (and say so), and the domains' answers."""
+def _fast_verdicts(emails: Sequence[str], lookup: DomainLookup) -> tuple[list[Verdict], dict[str, DomainAnswer]]:
+    """The fast rules' verdicts of normalised addresses, which answer a deep request too (and say
+    so), and the domains' answers."""
     answers: dict[str, DomainAnswer] = {}
 
     def remembered(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
         answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session
         return answers
 
-    emails = [normalise(raw) for raw in raw_emails]
     fast = [verdict_replaced(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]
     return fast, answers
 
 
 def _domain(email: str) -> str:
-    address = parse(email)
-    return address.ascii_domain if address else ""
+    parts = split(email)
+    return parts[1] if parts else ""
 
 
-def _plan(candidates: list[Verdict], answers: dict[str, DomainAnswer]) -> _Plan:
-    domain_of = {v.email: _domain(v.email) for v in candidates}
-    known = MailboxAnswer.objects.fresh_many(domain_of)
-    catch_all = CatchAllAnswer.objects.fresh_many(set(domain_of.values()))
+def _plan(emails: Sequence[str]) -> _Plan:
+    """The batch's plan before its parts: each address's domain, and each domain's catch-all answer,
+    cached or its probe's address (known to every session before the parts that send them)."""
+    domain_of = {email: _domain(email) for email in emails}
+    catch_all = CatchAllAnswer.objects.fresh_many(set(domain_of.values()) - {""})
     key = hashlib.sha256(("smtp-probe|" + settings.SECRET_KEY).encode()).digest()
     today = timezone.now().date()
-    # Grouped by MX hosts, not by domain: the domains one provider hosts (every Google Workspace
-    # domain names the same MX hosts) share sessions, as they share the politeness limit.
-    work: dict[tuple[str, ...], list[str]] = {}
-    probes: dict[str, str] = {}
-    for email, domain in domain_of.items():
-        recipients = work.setdefault(answers[domain].mx_hosts, [])
-        if email not in known:
-            recipients.append(email)
-        if domain not in catch_all and domain not in probes:
-            probes[domain] = probe_address(domain, key, today)
-    for domain, probe in probes.items():
-        work[answers[domain].mx_hosts].append(probe)
-    work = {hosts: recipients for hosts, recipients in work.items() if recipients}
-    return _Plan(work, probes, known, catch_all, domain_of)
+    probes = {d: probe_address(d, key, today) for d in dict.fromkeys(domain_of.values()) if d and d not in catch_all}
+    return _Plan(domain_of, catch_all, probes)
 
 
 def _ask(
-    plan: _Plan, seconds: float, *, single: bool, egress_turn: int = 0, egresses: tuple[Egress, ...] | None = None
+    parts: Iterable[dict[tuple[str, ...], list[str]]],
+    plan: _Plan,
+    seconds: float,
+    *,
+    single: bool,
+    egress_turn: int = 0,
+    egresses: tuple[Egress, ...] | None = None,
 ) -> Findings:
-    if not plan.work:
+    """The sessions for the parts' work, started once the first part has any."""
+    found = iter(parts)
+    first = next(found, None)
+    if first is None:
         return Findings()
     healthy = egresses_healthy() if egresses is None else egresses
     turn = egress_turn % len(healthy) if healthy else 0
@@ -199,7 +241,7 @@ def _ask(
     )
     if single:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES
-    findings = asyncio.run(prober.ask(plan.work, seconds, unanswered=UNREACHABLE if single else OUT_OF_TIME))
+    findings = run_streamed(prober, chain([first], found), seconds, UNREACHABLE if single else OUT_OF_TIME)
     metrics.smtp_sessions_counted(findings.sessions)
     egress_sessions_record(findings.egress_sessions, findings.egress_refused)
     metrics.smtp_work_cut(findings.cut)
@@ -271,13 +313,13 @@ def _remember(plan: _Plan, findings: Findings) -> None:
 def _stored(plan: _Plan, findings: Findings) -> None:
     probes = set(plan.probes.values())
     MailboxAnswer.objects.store_many({e: a for e, a in findings.answers.items() if e not in probes})
-    settled = {d: catch_all_of(findings.answers.get(p)) for d, p in plan.probes.items()}
+    settled = {d: catch_all_of(findings.answers.get(plan.probes[d])) for d in plan.probed}
     CatchAllAnswer.objects.store_many({d: accepts for d, accepts in settled.items() if accepts is not None})
 
 
 def _verdict(fast: Verdict, plan: _Plan, findings: Findings) -> Verdict:
     domain = plan.domain_of[fast.email]
     answer = plan.known.get(fast.email) or findings.answers[fast.email]
-    probe = findings.answers.get(plan.probes.get(domain, ""))
+    probe = findings.answers.get(plan.probes[domain]) if domain in plan.probed else None
     catch_all = plan.catch_all[domain] if domain in plan.catch_all else catch_all_of(probe)
     return deep_verdict(fast, answer, probe, catch_all)

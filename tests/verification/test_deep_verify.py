@@ -20,6 +20,7 @@ from tests.support.dns_server import HOST, MX, DnsServer
 from tests.support.mx_farm import MxFarm
 from tests.support.portal import logged_in
 from tests.verification.conftest import deep, verdict_of
+from verification import deep as deep_module
 from verification.models import CatchAllAnswer, MailboxAnswer
 
 pytestmark = pytest.mark.usefixtures("deep_farm")
@@ -142,6 +143,34 @@ def test_domains_naming_the_same_mx_hosts_share_a_session(
     assert farm.stats.sessions["127.0.0.2"] == 1 and farm.stats.commands["MAIL"] == 1
     # Six addresses; no catch-all probe: each domain refused nobody@ as unknown, so it is no catch-all.
     assert len(farm.stats.recipients) == 6
+
+
+def test_a_batch_in_parts_asks_its_later_parts_in_the_session_open_at_their_address(
+    owner: Persona, farm: MxFarm, _resolver_on_loopback: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planned a part at a time (verification/deep.py, PART_ROWS), a batch gets the verdicts and the
+    sessions it gets in one part: the session opened for the first part's rows at an address waits
+    for the later parts' rows there rather than ending, and no address gets a session more."""
+    monkeypatch.setattr(deep_module, "FIRST_PART_ROWS", 1)
+    monkeypatch.setattr(deep_module, "PART_ROWS", 2)
+    domains = [f"tenant{i}.deepfarm.net" for i in range(3)]
+    for domain in domains:
+        _resolver_on_loopback.set(domain, MX("mx.shared-host.deepfarm.net"))
+    _resolver_on_loopback.set("mx.shared-host.deepfarm.net", HOST("127.0.0.2"))
+    emails = [f"{local}@{domain}" for domain in domains for local in ("alice", "nobody")]
+    emails += ["whoever@anything.deepfarm.net", "info@mailbox.deepfarm.net", "Alice@tenant0.deepfarm.net"]
+    response = owner.post_json("/v1/verify/batch", {"emails": emails, "validation_mode": "deep"})
+    assert response.status_code == 200, response.content
+    results = response.json()["data"]
+    assert [(r["status"], r["sub_status"]) for r in results] == [
+        *[("valid", None), ("invalid", "mailbox_not_found")] * 3,
+        ("risky", "catch_all"),
+        ("risky", "role_based"),
+        ("valid", None),  # the first row again, in another part: asked once
+    ]
+    # Six addresses at 127.0.0.2 over four parts, and info@mailbox (on 127.0.0.2 too): one session.
+    assert farm.stats.sessions["127.0.0.2"] == 1 and farm.stats.commands["MAIL"] == 2  # and the catch-all's
+    assert farm.stats.recipients.count("alice@tenant0.deepfarm.net") == 1
 
 
 def test_a_domain_that_refused_an_address_as_unknown_is_not_probed_and_is_no_catch_all(

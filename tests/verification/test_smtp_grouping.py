@@ -18,7 +18,7 @@ from verification.engine.dns import ResolverConfig
 from verification.engine.mxhosts import host_resolver
 from verification.engine.smtp import SmtpConfig
 from verification.engine.smtp_replies import PROBE_SPARED, Meaning
-from verification.engine.smtp_scheduling import Prober, sessions_needed
+from verification.engine.smtp_scheduling import Prober, _Feed, sessions_needed
 from verification.engine.smtp_slots import HostSlots
 
 
@@ -73,3 +73,17 @@ def test_a_domains_addresses_and_its_probe_share_a_session_so_its_replies_can_sp
     findings = asyncio.run(asking.ask(work, timeout=30))
     assert {findings.answers[f"probe@{d}"].reply for d in domains} == {PROBE_SPARED}
     assert farm.stats.sessions[MAILBOX] == 3 and farm.stats.commands["RCPT"] == 60  # alice and bob of each
+
+
+def test_a_share_of_a_feed_ends_with_the_domain_it_would_cut_unless_that_would_double_it() -> None:
+    """A batch in parts (smtp_scheduling.py): a session's share is a fair one, a domain kept whole so
+    its probe follows its addresses' replies, but a domain of thousands is still dealt among sessions."""
+    feed = _Feed(("mx.example",), ("192.0.2.1",))
+    feed.push(["a@x.example", "c@y.example", "b@x.example", "d@y.example", "e@y.example", "f@z.example"])
+    assert feed.cut(3) == ["a@x.example", "b@x.example"]  # a domain at a time
+    assert feed.cut(2) == ["c@y.example", "d@y.example", "e@y.example"]  # two, then the rest of y
+    assert feed.cut(1) == ["f@z.example"] and feed.pending == []
+    large = [f"user{i}@big.example" for i in range(12)]
+    feed.push(large)
+    assert feed.cut(3) == large[:4]  # 4, not 12: its end is 8 or more further
+    assert feed.seen == 18

@@ -24,7 +24,7 @@ import functools
 import logging
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from python_socks.async_.asyncio import Proxy
@@ -123,9 +123,12 @@ def _wire_forms(recipients: list[str]) -> dict[str, str]:
     return {recipient: wire_form(recipient) for recipient in recipients}
 
 
-async def run_session(
-    address: str, recipients: list[str], config: SmtpConfig, more: Callable[[], list[str]] | None = None
-) -> Session:
+# What a session asks once its own recipients are answered: more recipients for the same address,
+# waited for while the caller may still have some (a batch's later parts); [] when it has none.
+More = Callable[[], Awaitable[list[str]]]
+
+
+async def run_session(address: str, recipients: list[str], config: SmtpConfig, more: More | None = None) -> Session:
     """Ask `address` about each recipient in one session, then about those `more` hands over (folded
     into the transaction, _Dialogue.fold_in). Recipients it did not get to (the server limits
     recipients per session, or cut us off) are missing from `answers`. Never raises: whatever goes
@@ -174,7 +177,7 @@ class _Dialogue:
         self.limit = 0  # RCPTs a transaction takes, once the server refused one as one too many
         self.mail_sent = False
 
-    async def run(self, recipients: list[str], more: Callable[[], list[str]] | None) -> None:
+    async def run(self, recipients: list[str], more: More | None) -> None:
         try:
             await self._greet()
             self.wire = _wire_forms(recipients)
@@ -348,14 +351,18 @@ class _Dialogue:
         self.client.write(self._mail())
         self._mail_taken(await self.client.reply())
 
-    async def _fold_in(self, more: Callable[[], list[str]]) -> None:
+    async def _fold_in(self, more: More) -> None:
         """RCPT TO the recipients `more` hands over while the server takes them: those of a session to
         the same address turned away for our rate (Postfix's connection rate limit lets two sessions a
-        minute in, each able to carry a thousand recipients). ASCII ones only, unless this transaction
-        asked for SMTPUTF8. Those it does not get to stay unanswered: their own session asks them.
-        Their wire forms join the session's `wire`, which then names every recipient it asked."""
+        minute in, each able to carry a thousand recipients), and a batch's later parts. ASCII ones
+        only, unless this transaction asked for SMTPUTF8. Those it does not get to stay unanswered:
+        the caller asks them in a session of their own. Their wire forms join the session's `wire`,
+        which then names every recipient it asked."""
         answers = self.session.answers
-        while extra := [r for r in more() if r not in answers and (self.utf8 or r.isascii())]:
+        while handed := await more():
+            extra = [r for r in handed if r not in answers and (self.utf8 or r.isascii())]
+            if not extra:
+                continue
             self.wire.update(_wire_forms(extra))
             if not await self._ask(extra) or any(recipient not in answers for recipient in extra):
                 return  # the server takes no more in this session

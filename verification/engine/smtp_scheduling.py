@@ -22,6 +22,13 @@ open there, and the rest asked again once the allowance lets a session in, while
 deadline allow; past them they are "ask again later" (greylisted), never unreachable. A recipient
 refused as one too many is asked again in a session of its own.
 
+A batch in parts (`run`, `run_streamed`): a large batch's work comes a part at a time while the
+caller plans the next. Each round's groups join their address's feed (_Feed), which gets as many
+sessions at once as its recipients so far need; a session that has asked its share waits for the
+next part rather than end, takes a fair share of what came to its address (whole domains), and
+ends once the stream is closed and the feed empty. `ask` is one part, closed at once: the sessions
+of a group are then dealt its recipients from the start in equal runs, as they always were.
+
 Bounded work (docs/deep.md, "Bounded work"): a group tries at most MAX_MX_HOSTS of its MX hosts,
 in preference order (RFC 5321 section 5.1 lets a client cap them), at most MAX_MX_ADDRESSES
 addresses among them, and each address once a round; whatever a hostile MX record set names
@@ -31,14 +38,14 @@ beyond that is never looked up or contacted, only counted (`Findings.cut`).
 from __future__ import annotations
 
 import asyncio
-import itertools
+import contextlib
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from verification.engine.allowance import Throttled
 from verification.engine.egress import DIRECT, Egress, is_reputation_refusal
-from verification.engine.smtp import Session, SmtpConfig, run_session
+from verification.engine.smtp import More, Session, SmtpConfig, run_session
 from verification.engine.smtp_answers import (
     NOT_PUBLIC,
     RESTING,
@@ -62,6 +69,8 @@ RECIPIENTS_A_SESSION = 8
 # A round of a group tries at most this many MX hosts and this many distinct addresses among them.
 MAX_MX_HOSTS = 5
 MAX_MX_ADDRESSES = 5
+# A batch in parts (run_streamed): the longest its planning waits for a part's sessions to start.
+PART_WAIT = 0.05
 
 
 @dataclass
@@ -77,6 +86,9 @@ class Prober:
     _deadline: float = math.inf  # the event loop's time when ask() gives up
     # MX address -> recipients turned away there for our rate, for an open session to fold in
     _orphans: dict[str, list[str]] = field(default_factory=dict)
+    _leader: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)  # addresses -> first hosts there
+    _feeds: dict[tuple[str, ...], _Feed] = field(default_factory=dict)  # a group's first hosts -> its feed
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)  # every group's, while they run
 
     async def ask(
         self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
@@ -85,46 +97,82 @@ class Prober:
         the domains they serve. Whatever is unanswered after `timeout` seconds gets `unanswered`:
         a single request's limit means the MX was too slow (UNREACHABLE), a batch's is ours
         (OUT_OF_TIME). With no egress to use, nothing is asked: every recipient is RESTING."""
+        stream = Stream()
+        stream.add(work)
+        stream.close()
+        return await self.run(stream, timeout, unanswered)
+
+    async def run(self, stream: Stream, timeout: float, unanswered: Answer = UNREACHABLE) -> Findings:
+        """`ask`, for work that comes in parts (`stream`, module docstring "A batch in parts"): each
+        part's groups are dealt among sessions as it comes, and the sessions open at an address take
+        the later parts' recipients there; they end once the stream is closed and drained."""
         self._deadline = asyncio.get_running_loop().time() + timeout
         try:
             async with asyncio.timeout(timeout):
-                dealt = await self._dealt(work) if self.egresses else []
-                await asyncio.gather(*(self._group(hosts, share) for hosts, share in dealt))
+                await self._rounds(stream)
         except TimeoutError:
             pass
         finally:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
             await self.slots.close()
-        for recipients in work.values():
-            for recipient in recipients:
-                self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
+        for work in stream.parts:
+            for recipients in work.values():
+                for recipient in recipients:
+                    self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
         return self.findings
 
-    async def _dealt(self, work: Mapping[tuple[str, ...], list[str]]) -> list[tuple[tuple[str, ...], list[str]]]:
-        """Each group dealt among as many sessions at once as its first address's allowance lets: an
-        address that limits our rate gets one session carrying every recipient, not three spaced apart."""
-        merged, keys = await self._by_address(work)
-        counts = await asyncio.gather(*(self._allowed(keys[hosts], len(merged[hosts])) for hosts in merged))
-        return [
-            (hosts, share)
-            for (hosts, recipients), count in zip(merged.items(), counts, strict=True)
-            for share in _shares(recipients, count)
-        ]
+    async def _rounds(self, stream: Stream) -> None:
+        """Each round: the parts come since the last, their groups dealt (none without an egress). Once
+        the stream is closed and drained, the sessions waiting for more end, and every group's task."""
+        while (parts := await stream.next()) is not None:
+            if self.egresses:
+                await self._round(parts)
+            stream.dealt(len(stream.parts))
+        for feed in self._feeds.values():
+            feed.close()
+        while pending := [task for task in self._tasks if not task.done()]:
+            await asyncio.wait(pending)
+        for task in self._tasks:
+            task.result()  # a failure of ours fails the batch
 
-    async def _by_address(
-        self, work: Mapping[tuple[str, ...], list[str]]
-    ) -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[str, ...], tuple[str, ...]]]:
-        """The groups, those whose MX hosts resolve to the same addresses made one: MX host names that
-        differ but lead to one address (a host name per Microsoft 365 tenant) share its sessions.
-        And each group's addresses."""
+    async def _round(self, parts: list[dict[tuple[str, ...], list[str]]]) -> None:
+        """The groups of a round's parts, those whose MX hosts resolve to the same addresses made one:
+        MX host names that differ but lead to one address (a host name per Microsoft 365 tenant) share
+        its sessions, whichever part they came in. Each group's recipients join its feed, which gets
+        as many sessions at once as its recipients so far need and its first address's allowance lets
+        (an address that limits our rate gets one session carrying every recipient, not three spaced
+        apart)."""
+        work: dict[tuple[str, ...], list[str]] = {}
+        for part in parts:
+            for hosts, recipients in part.items():
+                work.setdefault(hosts, []).extend(recipients)
         keys = await asyncio.gather(*(mx_addresses(self.resolve, hosts) for hosts in work))
-        leader: dict[tuple[str, ...], tuple[str, ...]] = {}  # addresses -> the first hosts leading there
-        merged: dict[tuple[str, ...], list[str]] = {}
-        found: dict[tuple[str, ...], tuple[str, ...]] = {}
+        touched: dict[tuple[str, ...], _Feed] = {}
         for (hosts, recipients), addresses in zip(work.items(), keys, strict=True):
-            first = leader.setdefault(addresses, hosts) if addresses else hosts  # unresolved: alone
-            merged.setdefault(first, []).extend(recipients)
-            found[first] = addresses
-        return merged, found
+            first = self._leader.setdefault(addresses, hosts) if addresses else hosts  # unresolved: alone
+            feed = self._feeds.get(first) or self._feeds.setdefault(first, _Feed(first, addresses))
+            feed.push(recipients)
+            touched[first] = feed
+        counts = await asyncio.gather(*(self._allowed(feed.addresses, feed.seen) for feed in touched.values()))
+        for feed, count in zip(touched.values(), counts, strict=True):
+            wanted = sessions_needed(feed.seen, count)
+            while feed.live < wanted and feed.pending:
+                self._start(feed, feed.cut(wanted - feed.live))
+
+    def _start(self, feed: _Feed, recipients: list[str]) -> None:
+        """A group's task for a share of its feed: its sessions take more from the feed as they go."""
+        feed.live += 1
+        self._tasks.append(asyncio.get_running_loop().create_task(self._fed(feed, recipients)))
+
+    async def _fed(self, feed: _Feed, recipients: list[str]) -> None:
+        try:
+            await self._group(feed.hosts, recipients, feed)
+        finally:
+            feed.live -= 1
+        if feed.pending and not feed.live:  # its sessions ended early: what is left gets a task of its own
+            self._start(feed, feed.cut(1))
 
     async def _allowed(self, addresses: tuple[str, ...], recipients: int) -> int:
         """A group's sessions at once: its first address's allowance (the ceiling, unresolved), read
@@ -134,14 +182,20 @@ class Prober:
         egress = self.egresses[0]
         return await self.slots.allowed(addresses[0], "" if egress is DIRECT else egress.name)
 
-    async def _group(self, hosts: tuple[str, ...], recipients: list[str]) -> None:
-        """Ask the group's recipients; those refused for our rate are handed to the sessions open at
-        the address (_orphans) and asked again once its allowance lets a session in, while the tries
-        and the deadline allow (then: asked again later)."""
+    async def _group(self, hosts: tuple[str, ...], recipients: list[str], feed: _Feed | None = None) -> None:
+        """Ask the group's recipients, and those its sessions take from `feed` meanwhile; those refused
+        for our rate are handed to the sessions open at the address (_orphans) and asked again once its
+        allowance lets a session in, while the tries and the deadline allow (then: asked again later)."""
         waiting = list(recipients)
+
+        async def fed() -> list[str]:
+            share = await feed.take() if feed is not None else []
+            waiting.extend(share)  # the group's own from now on, answered or not
+            return share
+
         try:
             for attempt in range(self.backoff_tries + 1):
-                found = await self._first_host_that_answers(hosts, waiting)
+                found = await self._first_host_that_answers(hosts, waiting, fed)
                 if isinstance(found, Answer):
                     self._settle(waiting, found)
                     return
@@ -171,7 +225,9 @@ class Prober:
                 self.findings.answers[recipient] = _failure_answer(alone)
         return []
 
-    async def _first_host_that_answers(self, hosts: Sequence[str], recipients: list[str]) -> Session | Answer:
+    async def _first_host_that_answers(
+        self, hosts: Sequence[str], recipients: list[str], fed: More | None = None
+    ) -> Session | Answer:
         """The session of the first MX address that took it, or the answer for every recipient
         when none did; when a host answered but turned us away at the door, its session (one
         refused for our rate first: the caller asks again), since only silence is unreachable.
@@ -190,7 +246,7 @@ class Prober:
                     self.findings.cut["mx_addresses"] += 1
                     continue
                 tried.add(address)
-                session = await self._session(address, recipients)
+                session = await self._session(address, recipients, fed)
                 if not session.refused_at_connect:
                     return session
                 turned_away.append(session)
@@ -199,10 +255,10 @@ class Prober:
         answered = [session for session in turned_away if session.failure is not None and session.failure.code]
         return next((s for s in answered if _rate_limited(s)), None) or next(iter(answered[::-1]), UNREACHABLE)
 
-    async def _session(self, address: str, recipients: list[str]) -> Session:
+    async def _session(self, address: str, recipients: list[str], fed: More | None = None) -> Session:
         """One session, through the egresses in turn until one is not refused for its reputation."""
         for egress in self._egress_order():
-            session = await self._session_through(egress, address, recipients)
+            session = await self._session_through(egress, address, recipients, fed)
             if not is_reputation_refusal(session):
                 return session
             self.findings.egress_refused[egress.name] += 1
@@ -215,13 +271,15 @@ class Prober:
         turn = [*self.egresses[start:], *self.egresses[:start]]
         return sorted(turn, key=lambda egress: self.findings.egress_refused[egress.name] > 0)
 
-    async def _session_through(self, egress: Egress, address: str, recipients: list[str]) -> Session:
+    async def _session_through(
+        self, egress: Egress, address: str, recipients: list[str], fed: More | None = None
+    ) -> Session:
         lock = "" if egress is DIRECT else egress.name
         async with self.slots.held(address, lock, deadline=self._deadline) as turn:
             asked = [r for r in recipients if r not in self.findings.answers]  # a sibling may have asked some
             if not asked:
                 return Session(address)
-            session = await run_session(address, asked, egress.config(self.config), self._orphans_at(address))
+            session = await run_session(address, asked, egress.config(self.config), self._more_at(address, fed))
             turn.rate_limited, turn.completed = _rate_limited(session), session.failure is None
         self.findings.sessions.append(session.outcome)
         self.findings.egress_sessions[egress.name] += 1
@@ -229,9 +287,18 @@ class Prober:
             self.findings.refusals.append((session.outcome, address, session.refusal))
         return session
 
-    def _orphans_at(self, address: str) -> Callable[[], list[str]]:
-        """The orphans at `address` not answered yet, taken (their own session asks what is left)."""
-        return lambda: list(dict.fromkeys(r for r in self._orphans.pop(address, []) if r not in self.findings.answers))
+    def _more_at(self, address: str, fed: More | None) -> More:
+        """What a session at `address` asks once its own recipients are answered: the orphans there not
+        answered yet, taken (their own session asks what is left); else its group's next share of the
+        feed (`fed`), waited for while parts may come; else nothing."""
+
+        async def more() -> list[str]:
+            orphans = self._orphans.pop(address, [])
+            if taken := list(dict.fromkeys(r for r in orphans if r not in self.findings.answers)):
+                return taken
+            return await fed() if fed is not None else []
+
+        return more
 
     def _settle(self, recipients: list[str], answer: Answer) -> None:
         for recipient in recipients:
@@ -253,22 +320,124 @@ def sessions_needed(recipients: int, per_host: int) -> int:
     return max(1, min(per_host, recipients // RECIPIENTS_A_SESSION))
 
 
-def _shares(recipients: list[str], sessions: int) -> list[list[str]]:
-    """A group's recipients dealt among up to `sessions` sessions run at once: an address's twenty
-    recipients and four probes take three sessions of eight RCPTs, not one of twenty-four. Dealt a
-    domain at a time (its addresses, then its probe), cut into equal runs: a domain lands whole in
-    one session, bar one cut a share, so that its probe follows its addresses' replies there
-    (smtp.py, `_probes_known`)."""
-    count = sessions_needed(len(recipients), sessions)
-    if count == 1:
-        return [recipients]
-    by_domain: dict[str, list[str]] = {}
-    for recipient in recipients:
-        by_domain.setdefault(recipient.rpartition("@")[2], []).append(recipient)
-    ordered = [recipient for same in by_domain.values() for recipient in same]
-    size, extra = divmod(len(ordered), count)
-    cuts = [i * size + min(i, extra) for i in range(count + 1)]
-    return [ordered[start:end] for start, end in itertools.pairwise(cuts)]
+class Stream:
+    """A batch's work as it comes (Prober.run): parts added by a caller that plans the next meanwhile,
+    then closed. Each part maps MX hosts to recipients, as `ask`'s work does."""
+
+    def __init__(self) -> None:
+        self.parts: list[dict[tuple[str, ...], list[str]]] = []
+        self.closed = False
+        self._read = 0  # parts the prober has taken
+        self._dealt = 0  # parts whose groups have their sessions
+        self._changed = asyncio.Event()
+
+    def add(self, work: Mapping[tuple[str, ...], list[str]]) -> None:
+        self.parts.append(dict(work))
+        self._changed.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
+
+    async def next(self) -> list[dict[tuple[str, ...], list[str]]] | None:
+        """The parts added since the last call, waited for; None once closed and every part read."""
+        while self._read == len(self.parts) and not self.closed:
+            self._changed.clear()
+            await self._changed.wait()
+        if self._read == len(self.parts):
+            return None
+        parts, self._read = self.parts[self._read :], len(self.parts)
+        return parts
+
+    def dealt(self, count: int) -> None:
+        self._dealt = count
+        self._changed.set()
+
+    async def until_dealt(self, count: int) -> None:
+        """Until the first `count` parts' groups have their sessions (or are answered without)."""
+        while self._dealt < count:
+            self._changed.clear()
+            await self._changed.wait()
+
+
+def run_streamed(
+    prober: Prober, parts: Iterable[Mapping[tuple[str, ...], list[str]]], timeout: float, unanswered: Answer
+) -> Findings:
+    """`prober.run` on an event loop of this thread, fed by `parts`, an iterator whose plain code (a
+    batch planning its next part: the fast rules, the caches, its own DNS) runs between the loop's
+    turns, never while it runs: after each part, the loop runs until that part's groups have their
+    sessions (at most PART_WAIT seconds), and then on while the next part is planned only in so far
+    as the sessions' replies wait in the sockets meanwhile (module docstring, "A batch in parts")."""
+    stream = Stream()
+    with asyncio.Runner() as runner:  # which cancels what is left of the task should a part fail
+        loop = runner.get_loop()  # its run_until_complete: Runner.run's SIGINT handler costs a task's repr a call
+        task = loop.create_task(prober.run(stream, timeout, unanswered))
+        for work in parts:
+            stream.add(work)
+            loop.run_until_complete(_at_most(stream.until_dealt(len(stream.parts)), PART_WAIT))
+        stream.close()
+        return loop.run_until_complete(task)
+
+
+async def _at_most(awaitable: Awaitable[None], seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(awaitable, seconds)
+
+
+@dataclass(eq=False)
+class _Feed:
+    """The recipients at one MX address (a group: its first hosts, and where they lead) not yet taken
+    by a session: a round's are dealt among the sessions it starts, a later round's are taken by the
+    sessions open there as they finish (a fair share each), or by sessions of their own."""
+
+    hosts: tuple[str, ...]
+    addresses: tuple[str, ...]
+    pending: list[str] = field(default_factory=list)
+    seen: int = 0  # recipients it has had, taken or not
+    live: int = 0  # the group tasks taking from it
+    closed: bool = False  # no more will come
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def push(self, recipients: list[str]) -> None:
+        """Recipients join the line a domain at a time (its addresses, then its probe), so that a
+        domain lands whole in one session, bar one cut by a share, and its probe follows its
+        addresses' replies there (smtp.py, `_probes_known`)."""
+        by_domain: dict[str, list[str]] = {}
+        for recipient in recipients:
+            by_domain.setdefault(recipient.rpartition("@")[2], []).append(recipient)
+        self.pending.extend(recipient for same in by_domain.values() for recipient in same)
+        self.seen += len(recipients)
+        self.changed.set()
+
+    def cut(self, ways: int) -> list[str]:
+        """The next share of the line, were what waits dealt `ways` ways in equal runs, to the end of
+        the domain it would cut when that is fewer than RECIPIENTS_A_SESSION more (a domain of
+        thousands at one address is still dealt among the sessions there)."""
+        pending = self.pending
+        size = -(-len(pending) // max(1, ways))
+        if 0 < size < len(pending):
+            domain = pending[size - 1].rpartition("@")[2]
+            end = size
+            while (
+                end < len(pending) and end - size < RECIPIENTS_A_SESSION and pending[end].rpartition("@")[2] == domain
+            ):
+                end += 1
+            if end - size < RECIPIENTS_A_SESSION:
+                size = end
+        share, self.pending = pending[:size], pending[size:]
+        return share
+
+    async def take(self) -> list[str]:
+        """A session's next share (one of the tasks taking from it): waited for while the feed is open;
+        [] once it is closed and empty."""
+        while not self.pending and not self.closed:
+            self.changed.clear()
+            await self.changed.wait()
+        return self.cut(self.live)
+
+    def close(self) -> None:
+        self.closed = True
+        self.changed.set()
 
 
 def _rate_limited(session: Session) -> bool:

@@ -94,8 +94,10 @@ class MailboxAnswer(models.Model):
 
 class CatchAllAnswerQuerySet(models.QuerySet["CatchAllAnswer"]):
     def fresh_many(self, domains: Collection[str]) -> dict[str, bool]:
-        rows = self.filter(domain__in=list(domains), expires_at__gt=timezone.now())
-        return {row.domain: row.accepts_any for row in rows}
+        """Hand-written, as MailboxAnswer's (a 20,000-row deep batch asks for 4,000 domains)."""
+        select = f"SELECT domain, accepts_any FROM {sql.table(CatchAllAnswer)} WHERE expires_at > %s"
+        rows = sql.fetch_all_in(select, [sql.db_datetime(timezone.now())], "domain", list(domains))
+        return {domain: bool(accepts) for domain, accepts in rows}
 
     def store_many(self, answers: dict[str, bool]) -> None:
         """Upserts, sorted, by hand as MailboxAnswer's are: a 20,000-row deep batch stores 4,000
