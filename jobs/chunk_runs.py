@@ -33,6 +33,7 @@ from jobs.grouping import grouping_stalled
 from jobs.lifecycle import chunk_release, job_complete_if_done, job_fail
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
 from lib import metrics
+from lib.address_keys import remembered
 from lib.deferred import deferred
 from lib.garbage import collector_paused
 from verification.deep import deep_verify_many, is_asked_again
@@ -66,8 +67,9 @@ def chunks_process(batch: Sequence[Chunk]) -> None:
     or put back). A live deep job's worker takes a batch of its chunks (`fair_share.deep_batch`),
     so their rows are grouped by MX address across the batch; any other chunk comes alone. The
     cyclic garbage collector waits meanwhile (lib/garbage.py), and the shared stores' writes of what
-    mail servers answered wait until the chunks are settled and the job completed (lib/deferred.py)."""
-    with collector_paused(), deferred():
+    mail servers answered wait until the chunks are settled and the job completed (lib/deferred.py);
+    each row's address key is computed once (lib/address_keys.py `remembered`)."""
+    with collector_paused(), remembered(), deferred():
         _chunks_process(batch)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from feedback.models import FeedbackEvent
-from lib.address_keys import address_key
+from lib import address_keys as address_keys_module
+from lib.address_keys import address_key, address_keys, remembered
 from tests.conftest import Persona
 from tests.support.stored import cells_holding
 from verification.engine.smtp_answers import Answer
@@ -56,6 +57,25 @@ def test_the_key_is_plain_hmac_sha256_the_same_at_every_call_so_stored_keys_stil
     settings.VERIFIER_ADDRESS_PEPPER = "s3cret"
     expected = hmac.new(b"s3cret", b"jo@example.com", hashlib.sha256).hexdigest()
     assert [address_key(" Jo@Example.com "), address_key("jo@example.com")] == [expected, expected]
+
+
+def test_within_a_batch_each_key_is_computed_once_and_forgotten_after(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk worker's batch asks for a row's key up to five times (lib/address_keys.py `remembered`)."""
+    settings.VERIFIER_ADDRESS_PEPPER = "s3cret"
+    computed: list[str] = []
+    keyed = address_keys_module._keyed
+    monkeypatch.setattr(address_keys_module, "_keyed", lambda email: computed.append(email) or keyed(email))
+    with remembered():
+        first = [address_key("jo@example.com") for _ in range(5)]
+        assert address_keys(["jo@example.com", "al@example.com"]) == {
+            first[0]: "jo@example.com",
+            keyed("al@example.com"): "al@example.com",
+        }
+    assert computed == ["jo@example.com", "al@example.com"] and len(set(first)) == 1
+    address_key("jo@example.com")
+    assert computed == ["jo@example.com", "al@example.com", "jo@example.com"]  # forgotten on leaving
 
 
 def _settings_with(**env: str) -> subprocess.CompletedProcess[str]:

@@ -9,16 +9,20 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from lib import sql
 from lib.address_keys import KEY_LENGTH, address_keys
 
 
 class ObjectionQuerySet(models.QuerySet["Objection"]):
     def among(self, emails: Collection[str]) -> set[str]:
-        """Those of `emails` whose person objected."""
+        """Those of `emails` whose person objected. Hand-written (lib/sql.py): every bulk chunk asks for
+        each of its rows, and the ORM's IN list of a 20,000-row deep batch's keys took longer to build
+        than the statement took to run."""
         keys = address_keys(emails)
         if not keys:
             return set()
-        return {keys[key] for key in self.filter(address_key__in=list(keys)).values_list("address_key", flat=True)}
+        select = f"SELECT address_key FROM {sql.table(Objection)} WHERE 1 = %s"
+        return {keys[key] for (key,) in sql.fetch_all_in(select, [1], "address_key", list(keys))}
 
 
 class Objection(models.Model):
