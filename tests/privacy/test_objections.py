@@ -92,3 +92,12 @@ def test_the_portals_verify_form_says_the_address_is_objected_and_charges_nothin
     page = logged_in(owner).post(reverse("verify"), {"email": OBJECTED})
     assert page.status_code == 200 and "objected to its verification" in page.content.decode()
     assert ledger_sum(owner) == balance
+
+
+def test_the_objected_among_a_batch_are_found_whether_objections_are_fewer_or_more_than_it_asks(db: Any) -> None:
+    """Fewer: the few objections are read whole; more: the batch's keys are sent (verification/models/objections.py)."""
+    Objection.objects.bulk_create(Objection(address_key=address_key(f"p{i}@example.com")) for i in range(5))
+    asked = [f"p{i}@example.com" for i in range(3, 10)]  # 7 asked, 5 objections: all read
+    assert Objection.objects.among(asked) == {"p3@example.com", "p4@example.com"}
+    assert Objection.objects.among(["p0@example.com", "q@example.com"]) == {"p0@example.com"}  # 2 asked: keys sent
+    assert Objection.objects.among([]) == set()
