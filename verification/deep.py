@@ -75,10 +75,11 @@ def may_contact(address: str) -> bool:
 SINGLE_BACKOFF_TRIES = 0
 
 
-# A deep batch is planned and asked in parts of this many rows, the first smaller: the sessions of
-# the first part's MX addresses start while the next parts are planned (the fast rules, their DNS,
-# the caches), and take those parts' recipients as they come (smtp_scheduling.py, "A batch in parts").
-FIRST_PART_ROWS, PART_ROWS = 500, 2_000
+# A deep batch is planned and asked in parts of this many rows: the sessions of the first part's
+# MX addresses start while the next parts are planned (the fast rules, their DNS, the caches), and
+# take those parts' recipients as they come (smtp_scheduling.py, "A batch in parts"). A batch of
+# up to this many is one part, and its sessions are dealt its recipients from the start.
+PART_ROWS = 2_000
 
 
 @dataclass
@@ -148,8 +149,8 @@ def deep_verify_many(
     fast: list[Verdict] = []
 
     def parts() -> Iterator[dict[tuple[str, ...], list[str]]]:
-        for start, end in _parts(len(emails)):
-            verdicts, answers = _fast_verdicts(emails[start:end], lookup)
+        for start in range(0, len(emails), PART_ROWS):
+            verdicts, answers = _fast_verdicts(emails[start : start + PART_ROWS], lookup)
             fast.extend(verdicts)
             if work := plan.add([v for v in verdicts if v.sub_status not in _DECIDED_FAST], answers):
                 yield work
@@ -160,14 +161,6 @@ def deep_verify_many(
         return fast
     _remember(plan, findings)
     return [_verdict(v, plan, findings) if v.email in plan.asked else v for v in fast]
-
-
-def _parts(rows: int) -> Iterator[tuple[int, int]]:
-    """The parts' (start, end) positions in a batch of `rows`: FIRST_PART_ROWS, then PART_ROWS each."""
-    start, end = 0, min(rows, FIRST_PART_ROWS)
-    while start < rows:
-        yield start, end
-        start, end = end, min(rows, end + PART_ROWS)
 
 
 def session_keys(raw_emails: Sequence[str], *, lookup: DomainLookup) -> list[str]:

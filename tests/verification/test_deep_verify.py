@@ -151,7 +151,6 @@ def test_a_batch_in_parts_asks_its_later_parts_in_the_session_open_at_their_addr
     """Planned a part at a time (verification/deep.py, PART_ROWS), a batch gets the verdicts and the
     sessions it gets in one part: the session opened for the first part's rows at an address waits
     for the later parts' rows there rather than ending, and no address gets a session more."""
-    monkeypatch.setattr(deep_module, "FIRST_PART_ROWS", 1)
     monkeypatch.setattr(deep_module, "PART_ROWS", 2)
     domains = [f"tenant{i}.deepfarm.net" for i in range(3)]
     for domain in domains:
@@ -168,7 +167,7 @@ def test_a_batch_in_parts_asks_its_later_parts_in_the_session_open_at_their_addr
         ("risky", "role_based"),
         ("valid", None),  # the first row again, in another part: asked once
     ]
-    # Six addresses at 127.0.0.2 over four parts, and info@mailbox (on 127.0.0.2 too): one session.
+    # Six addresses at 127.0.0.2 over three parts, and info@mailbox (on 127.0.0.2 too): one session.
     assert farm.stats.sessions["127.0.0.2"] == 1 and farm.stats.commands["MAIL"] == 2  # and the catch-all's
     assert farm.stats.recipients.count("alice@tenant0.deepfarm.net") == 1
 
