@@ -75,15 +75,15 @@ def test_a_domains_addresses_and_its_probe_share_a_session_so_its_replies_can_sp
     assert farm.stats.sessions[MAILBOX] == 3 and farm.stats.commands["RCPT"] == 60  # alice and bob of each
 
 
-def test_a_share_of_a_feed_ends_with_the_domain_it_would_cut_unless_that_would_double_it() -> None:
-    """A batch in parts (smtp_scheduling.py): a session's share is a fair one, a domain kept whole so
-    its probe follows its addresses' replies, but a domain of thousands is still dealt among sessions."""
+def test_a_share_of_a_feed_ends_with_the_domain_it_would_cut_when_that_is_at_most_a_quarter_more() -> None:
+    """A batch in parts (smtp_scheduling.py): a session's share is a fair one, a domain kept whole where
+    that costs little, so its probe follows its addresses' replies; a large domain is still dealt."""
     feed = _Feed(("mx.example",), ("192.0.2.1",))
-    feed.push(["a@x.example", "c@y.example", "b@x.example", "d@y.example", "e@y.example", "f@z.example"])
-    assert feed.cut(3) == ["a@x.example", "b@x.example"]  # a domain at a time
-    assert feed.cut(2) == ["c@y.example", "d@y.example", "e@y.example"]  # two, then the rest of y
-    assert feed.cut(1) == ["f@z.example"] and feed.pending == []
+    feed.push([f"{local}@x.example" for local in "abcd"] + ["e@y.example", "f@y.example"] + ["g@z.example"] * 5)
+    assert feed.cut(3) == [f"{local}@x.example" for local in "abcd"]  # 4 of 11, a domain at a time
+    assert feed.cut(2) == ["e@y.example", "f@y.example", "g@z.example", "g@z.example"]  # 4: z's end is 3 further
+    assert feed.cut(1) == ["g@z.example"] * 3 and feed.pending == []
     large = [f"user{i}@big.example" for i in range(12)]
     feed.push(large)
-    assert feed.cut(3) == large[:4]  # 4, not 12: its end is 8 or more further
-    assert feed.seen == 18
+    assert feed.cut(3) == large[:4]
+    assert feed.seen == 23

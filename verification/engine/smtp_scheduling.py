@@ -410,19 +410,18 @@ class _Feed:
         self.changed.set()
 
     def cut(self, ways: int) -> list[str]:
-        """The next share of the line, were what waits dealt `ways` ways in equal runs, to the end of
-        the domain it would cut when that is fewer than RECIPIENTS_A_SESSION more (a domain of
-        thousands at one address is still dealt among the sessions there)."""
+        """The next share of the line, were what waits dealt `ways` ways in equal runs; to the end of
+        the domain it would cut when that is at most a quarter more (equal runs matter more: a
+        session's share is its time on the wire; a domain kept whole spares its probe only when its
+        refused address would have landed in the other share)."""
         pending = self.pending
         size = -(-len(pending) // max(1, ways))
         if 0 < size < len(pending):
             domain = pending[size - 1].rpartition("@")[2]
-            end = size
-            while (
-                end < len(pending) and end - size < RECIPIENTS_A_SESSION and pending[end].rpartition("@")[2] == domain
-            ):
+            end, most = size, min(len(pending), size + size // 4)
+            while end < most and pending[end].rpartition("@")[2] == domain:
                 end += 1
-            if end - size < RECIPIENTS_A_SESSION:
+            if end == len(pending) or pending[end].rpartition("@")[2] != domain:
                 size = end
         share, self.pending = pending[:size], pending[size:]
         return share
