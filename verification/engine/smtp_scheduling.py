@@ -26,8 +26,9 @@ A batch in parts (`run`, `run_streamed`): a large batch's work comes a part at a
 caller plans the next. Each round's groups join their address's feed (_Feed), which gets as many
 sessions at once as its recipients so far need; a session that has asked its share waits for the
 next part rather than end, takes a fair share of what came to its address (whole domains), and
-ends once the stream is closed and the feed empty. `ask` is one part, closed at once: the sessions
-of a group are then dealt its recipients from the start in equal runs, as they always were.
+ends once the stream is closed and the feed empty. A share is an equal run, to the end of the
+domain it would cut when that makes it at most a quarter larger. `ask` is one part, closed at once:
+the sessions of a group are then dealt its recipients from the start, as they always were.
 
 Bounded work (docs/deep.md, "Bounded work"): a group tries at most MAX_MX_HOSTS of its MX hosts,
 in preference order (RFC 5321 section 5.1 lets a client cap them), at most MAX_MX_ADDRESSES
@@ -117,10 +118,15 @@ class Prober:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             await self.slots.close()
+        return self.findings_for(stream, unanswered)
+
+    def findings_for(self, stream: Stream, answer: Answer) -> Findings:
+        """The findings, every recipient of the stream's parts not answered given `answer` (RESTING
+        without an egress): those of parts added after the deadline too (run_streamed)."""
         for work in stream.parts:
             for recipients in work.values():
                 for recipient in recipients:
-                    self.findings.answers.setdefault(recipient, unanswered if self.egresses else RESTING)
+                    self.findings.answers.setdefault(recipient, answer if self.egresses else RESTING)
         return self.findings
 
     async def _rounds(self, stream: Stream) -> None:
@@ -376,7 +382,8 @@ def run_streamed(
             stream.add(work)
             loop.run_until_complete(_at_most(stream.until_dealt(len(stream.parts)), PART_WAIT))
         stream.close()
-        return loop.run_until_complete(task)
+        loop.run_until_complete(task)
+    return prober.findings_for(stream, unanswered)
 
 
 async def _at_most(awaitable: Awaitable[None], seconds: float) -> None:
