@@ -41,6 +41,8 @@ def test_a_greylisted_verification_resolves_on_the_schedule_once_postgreys_delay
     first_seen = time.monotonic()
     body = deep(owner, email, callback_url=receiver.url).json()
     assert (body["status"], body["sub_status"]) == ("unknown", "greylisted")
+    # Postfix writes its log a moment after the reply: wait for the session's end before reading it.
+    assert postfix.log.sessions("greylist", mark) == 1
     assert postfix.log.lines("greylist", mark, "Greylisted"), "postgrey, not another refusal, said 450"
     verification_id = body["verification_id"]
     assert read(owner, verification_id).json()["resolution"]["state"] == "pending"
