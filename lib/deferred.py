@@ -2,10 +2,11 @@
 `work` when the block ends, in the order given; outside one it runs at once.
 
 A bulk deep batch remembers what the mail servers answered (the shared stores of mailbox and
-catch-all answers, docs/deep.md) for the next job that asks. Those writes took about 0.3 s of a
-20,000-row batch between its last session and the job's completion; the worker now completes
-the job first and writes them right after, in the same task. A crash between the two costs only
-the cache: the answers were never part of the job's results.
+catch-all answers, docs/deep.md) for the next job that asks. Most of them are written while its
+last sessions still run (verification/deep.py, the idle window); those that came in at the end
+(a few thousand of a 20,000-row batch, about 0.1 s of writes) wait until the job is completed,
+in the same task. A crash between the two costs only the cache: the answers were never part of
+the job's results.
 
 Deferred work that fails is logged, not raised: the job it followed is done, and a cache that
 missed a write only asks again.

@@ -13,7 +13,8 @@ import hashlib
 import ipaddress
 import logging
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from pathlib import Path
@@ -80,6 +81,10 @@ SINGLE_BACKOFF_TRIES = 0
 # take those parts' recipients as they come (smtp_scheduling.py, "A batch in parts"). A batch of
 # up to this many is one part, and its sessions are dealt its recipients from the start.
 PART_ROWS = 2_000
+# The idle window (smtp_scheduling.py): its work looks at the answers that came in this many at a
+# time, for about this long a call, since the sessions wait meanwhile.
+IDLE_ROWS = 200
+IDLE_SECONDS = 0.01
 
 
 @dataclass
@@ -93,6 +98,11 @@ class _Plan:
     known: dict[str, Answer] = field(default_factory=dict)  # email -> cached answer
     asked: set[str] = field(default_factory=set)  # the candidates so far
     probed: set[str] = field(default_factory=set)  # the domains whose probe is in the work
+
+    @functools.cached_property
+    def probe_domains(self) -> dict[str, str]:
+        """Each probe's address -> its domain."""
+        return {probe: domain for domain, probe in self.probes.items()}
 
     def add(self, candidates: list[Verdict], answers: Mapping[str, DomainAnswer]) -> dict[tuple[str, ...], list[str]]:
         """A part's work: its candidates grouped by MX hosts, not by domain (the domains one provider
@@ -147,6 +157,7 @@ def deep_verify_many(
     emails = [normalise(raw) for raw in raw_emails]
     plan, lookup = _plan(emails), lookup or domain_lookup()
     fast: list[Verdict] = []
+    early = _Early()  # what the idle window makes of the answers as they come
 
     def parts() -> Iterator[dict[tuple[str, ...], list[str]]]:
         for start in range(0, len(emails), PART_ROWS):
@@ -156,11 +167,13 @@ def deep_verify_many(
                 yield work
 
     budget = seconds if seconds is not None else single_request_seconds()
-    findings = _ask(parts(), plan, budget, single=seconds is None, egress_turn=egress_turn, egresses=egresses)
+    idle = None if seconds is None else functools.partial(_while_asked, plan, fast, early)
+    single = seconds is None
+    findings = _ask(parts(), plan, budget, single=single, egress_turn=egress_turn, egresses=egresses, idle=idle)
     if not plan.asked:
         return fast
-    _remember(plan, findings)
-    return [_verdict(v, plan, findings) if v.email in plan.asked else v for v in fast]
+    _remember(plan, findings, early)
+    return [_verdict(v, plan, findings.answers, early) if v.email in plan.asked else v for v in fast]
 
 
 def session_keys(raw_emails: Sequence[str], *, lookup: DomainLookup) -> list[str]:
@@ -217,8 +230,10 @@ def _ask(
     single: bool,
     egress_turn: int = 0,
     egresses: tuple[Egress, ...] | None = None,
+    idle: Callable[[list[tuple[str, Answer]]], None] | None = None,
 ) -> Findings:
-    """The sessions for the parts' work, started once the first part has any."""
+    """The sessions for the parts' work, started once the first part has any; `idle`: the work done
+    with the answers so far once every part is in (smtp_scheduling.py, "The idle window")."""
     found = iter(parts)
     first = next(found, None)
     if first is None:
@@ -234,7 +249,7 @@ def _ask(
     )
     if single:
         prober.backoff_tries = SINGLE_BACKOFF_TRIES
-    findings = run_streamed(prober, chain([first], found), seconds, UNREACHABLE if single else OUT_OF_TIME)
+    findings = run_streamed(prober, chain([first], found), seconds, UNREACHABLE if single else OUT_OF_TIME, idle)
     metrics.smtp_sessions_counted(findings.sessions)
     egress_sessions_record(findings.egress_sessions, findings.egress_refused)
     metrics.smtp_work_cut(findings.cut)
@@ -298,21 +313,100 @@ def _split(of: str) -> tuple[str, str]:
     return egress, address
 
 
-def _remember(plan: _Plan, findings: Findings) -> None:
-    """Keep the answers for whoever asks next, once the batch's job is answered (lib/deferred.py)."""
-    later(functools.partial(_stored, plan, findings))
+@dataclass
+class _Early:
+    """What the idle window (smtp_scheduling.py) made of the answers as they came, which the batch's
+    end reuses where its findings agree: the answers stored (the mailboxes', each probed domain's
+    catch-all), and each row's verdict with the answer and probe it was built from."""
+
+    rows: dict[str, Verdict] = field(default_factory=dict)  # the asked rows' fast verdicts, once it begins
+    backlog: deque[tuple[str, Answer]] = field(default_factory=deque)  # come, not yet looked at
+    answers: dict[str, Answer] = field(default_factory=dict)  # looked at
+    parked: dict[str, list[str]] = field(default_factory=dict)  # domain -> rows answered, its probe not yet
+    stored: dict[str, Answer] = field(default_factory=dict)
+    catch_all: dict[str, bool] = field(default_factory=dict)
+    verdicts: dict[str, tuple[Answer, Answer | None, Verdict]] = field(default_factory=dict)
 
 
-def _stored(plan: _Plan, findings: Findings) -> None:
-    probes = set(plan.probes.values())
-    MailboxAnswer.objects.store_many({e: a for e, a in findings.answers.items() if e not in probes})
-    settled = {d: catch_all_of(findings.answers.get(plan.probes[d])) for d in plan.probed}
-    CatchAllAnswer.objects.store_many({d: accepts for d, accepts in settled.items() if accepts is not None})
+def _while_asked(plan: _Plan, fast: list[Verdict], done: _Early, news: list[tuple[str, Answer]]) -> None:
+    """The idle window's work while a batch's last sessions run, for about IDLE_SECONDS a call (the
+    sessions wait meanwhile): the answers that came in stored, and the verdict of each row whose answer and
+    probe are in built."""
+    if not done.rows:
+        done.rows = {verdict.email: verdict for verdict in fast if verdict.email in plan.asked}
+    done.backlog.extend(news)
+    until = time.monotonic() + IDLE_SECONDS
+    while done.backlog and time.monotonic() < until:
+        popped = [done.backlog.popleft() for _ in range(min(IDLE_ROWS, len(done.backlog)))]
+        _looked_at(plan, {email: answer for email, answer in popped if done.answers.get(email) != answer}, done)
 
 
-def _verdict(fast: Verdict, plan: _Plan, findings: Findings) -> Verdict:
+def _looked_at(plan: _Plan, taken: dict[str, Answer], done: _Early) -> None:
+    done.answers.update(taken)
+    try:
+        _store(plan, taken, done)
+    except Exception:  # as a deferred write's (lib/deferred.py): the end stores what is missing
+        logger.exception("storing a deep batch's answers while its sessions ran failed")
+    for email in taken:
+        if (domain := plan.probe_domains.get(email)) is not None:
+            for row in done.parked.pop(domain, []):
+                _early_verdict(row, plan, done)
+        elif email in done.rows:
+            domain = plan.domain_of[email]
+            if domain in plan.probed and plan.probes[domain] not in done.answers:
+                done.parked.setdefault(domain, []).append(email)
+            else:
+                _early_verdict(email, plan, done)
+
+
+def _early_verdict(email: str, plan: _Plan, early: _Early) -> None:
+    answer, probe = _inputs(email, plan, early.answers)
+    if answer is not None:
+        early.verdicts[email] = (answer, probe, _built(early.rows[email], plan, answer, probe))
+
+
+def _remember(plan: _Plan, findings: Findings, early: _Early) -> None:
+    """Keep the answers for whoever asks next, once the batch's job is answered (lib/deferred.py):
+    those the idle window has not stored as they are."""
+    later(functools.partial(_store, plan, findings.answers, early))
+
+
+def _store(plan: _Plan, answers: Mapping[str, Answer], early: _Early) -> None:
+    """The mailboxes' answers and the probed domains' catch-all answers among `answers`, but those
+    already stored as they are."""
+    mailboxes: dict[str, Answer] = {}
+    domains: dict[str, bool] = {}
+    for email, answer in answers.items():
+        if (domain := plan.probe_domains.get(email)) is None:
+            if early.stored.get(email) != answer:
+                mailboxes[email] = answer
+        elif domain in plan.probed and (accepts := catch_all_of(answer)) is not None:
+            domains[domain] = accepts
+    domains = {domain: accepts for domain, accepts in domains.items() if early.catch_all.get(domain) != accepts}
+    MailboxAnswer.objects.store_many(mailboxes)
+    early.stored.update(mailboxes)
+    CatchAllAnswer.objects.store_many(domains)
+    early.catch_all.update(domains)
+
+
+def _inputs(email: str, plan: _Plan, answers: Mapping[str, Answer]) -> tuple[Answer | None, Answer | None]:
+    """A row's answer (the cache's, else the sessions') and its domain's probe's, when asked now."""
+    domain = plan.domain_of[email]
+    probe = answers.get(plan.probes[domain]) if domain in plan.probed else None
+    return plan.known.get(email) or answers.get(email), probe
+
+
+def _verdict(fast: Verdict, plan: _Plan, answers: Mapping[str, Answer], early: _Early) -> Verdict:
+    """The row's verdict: the idle window's where it was built from the same answers, else built now."""
+    answer, probe = _inputs(fast.email, plan, answers)
+    assert answer is not None  # every asked row is answered at the end (Prober.findings_for)
+    made = early.verdicts.get(fast.email)
+    if made is not None and made[0] == answer and made[1] == probe:
+        return made[2]
+    return _built(fast, plan, answer, probe)
+
+
+def _built(fast: Verdict, plan: _Plan, answer: Answer, probe: Answer | None) -> Verdict:
     domain = plan.domain_of[fast.email]
-    answer = plan.known.get(fast.email) or findings.answers[fast.email]
-    probe = findings.answers.get(plan.probes[domain]) if domain in plan.probed else None
     catch_all = plan.catch_all[domain] if domain in plan.catch_all else catch_all_of(probe)
     return deep_verdict(fast, answer, probe, catch_all)

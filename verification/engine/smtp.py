@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
 import socket
 import ssl
@@ -69,6 +70,7 @@ class Session:
     answers: dict[str, Reply] = field(default_factory=dict)
     failure: Reply | None = None  # the reply (code 0: no answer) that ended it before every recipient was asked
     failed_at: str = ""  # "connect", "banner", "ehlo", "starttls", "mail", "rcpt"
+    asking: bool = False  # past the greeting, its first RCPTs written
 
     @property
     def refused_at_connect(self) -> bool:
@@ -128,13 +130,16 @@ def _wire_forms(recipients: list[str]) -> dict[str, str]:
 More = Callable[[], Awaitable[list[str]]]
 
 
-async def run_session(address: str, recipients: list[str], config: SmtpConfig, more: More | None = None) -> Session:
+async def run_session(
+    address: str, recipients: list[str], config: SmtpConfig, more: More | None = None, session: Session | None = None
+) -> Session:
     """Ask `address` about each recipient in one session, then about those `more` hands over (folded
     into the transaction, _Dialogue.fold_in). Recipients it did not get to (the server limits
     recipients per session, or cut us off) are missing from `answers`. Never raises: whatever goes
     wrong ends the session with a failure (its recipients are then asked elsewhere or answered
-    unreachable), never the caller's batch."""
-    session = Session(address)
+    unreachable), never the caller's batch. `session`: the one to fill (a caller reading its
+    `answers` while it runs), else a new one."""
+    session = Session(address) if session is None else session
     try:
         sock = await open_socket(address, config)
     except (OSError, TimeoutError, Exception) as exc:  # refused, unreachable, proxy refused, timed out
@@ -176,6 +181,8 @@ class _Dialogue:
         self.in_transaction = 0  # RCPTs the current transaction took
         self.limit = 0  # RCPTs a transaction takes, once the server refused one as one too many
         self.mail_sent = False
+        self.meanings: dict[str, set[Meaning]] = {}  # each domain asked: the meanings of its replies so far
+        self.counted = 0  # the session's answers counted in `meanings` (they are only ever added)
 
     async def run(self, recipients: list[str], more: More | None) -> None:
         try:
@@ -281,9 +288,10 @@ class _Dialogue:
         addresses already say it, so it is not sent: refused by policy when every one was (554 5.7.1
         and the like: the probe would be refused too, and tell nothing); refused as unknown when
         one was (a server that refuses an address it does not know is no catch-all)."""
-        meanings: dict[str, set[Meaning]] = {}
-        for recipient, reply in self.session.answers.items():
+        answers, meanings = self.session.answers, self.meanings
+        for recipient, reply in itertools.islice(answers.items(), self.counted, None):
             meanings.setdefault(self.wire[recipient].rpartition("@")[2], set()).add(meaning(reply))
+        self.counted = len(answers)
         known: dict[str, Reply] = {}
         for domain, found in meanings.items():
             if Meaning.NO_MAILBOX in found:
@@ -303,6 +311,7 @@ class _Dialogue:
         elif not self.mail_sent:
             await self._mail_alone()
         client.write(*mail, *(b"RCPT TO:<" + self.wire[recipient].encode() + b">" for recipient in group))
+        self.session.asking = True
         replies, error = await client.replies(len(mail) + len(group))
         if mail:
             self._mail_taken(replies.pop(0) if replies else None, error)

@@ -30,6 +30,17 @@ ends once the stream is closed and the feed empty. A share is an equal run, to t
 domain it would cut when that makes it at most a quarter larger. `ask` is one part, closed at once:
 the sessions of a group are then dealt its recipients from the start, as they always were.
 
+The first part's sessions get past their greeting (banner, EHLO) before the next part is planned:
+their replies would otherwise wait in the sockets while it is (`Prober.until_asking`).
+
+The idle window (`run_streamed`'s `idle`): once the last part is planned, the caller's thread has
+nothing to do but wait for the sessions, seconds in a large batch. Every IDLE_SLICE it is handed
+the answers that came in meanwhile (`Prober.news`, the open sessions' replies among them) to do
+with them what would otherwise wait for the last session: build verdicts, store answers, a little
+at a time, since the sessions wait while it works. An answer read there may still change (a
+session refused for its egress's reputation is asked again through another), so what was made of
+it is used at the end only where the findings agree.
+
 Bounded work (docs/deep.md, "Bounded work"): a group tries at most MAX_MX_HOSTS of its MX hosts,
 in preference order (RFC 5321 section 5.1 lets a client cap them), at most MAX_MX_ADDRESSES
 addresses among them, and each address once a round; whatever a hostile MX record set names
@@ -40,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,8 +82,12 @@ RECIPIENTS_A_SESSION = 8
 # A round of a group tries at most this many MX hosts and this many distinct addresses among them.
 MAX_MX_HOSTS = 5
 MAX_MX_ADDRESSES = 5
-# A batch in parts (run_streamed): the longest its planning waits for a part's sessions to start.
+# A batch in parts (run_streamed): the longest its planning waits for a part's sessions to start,
+# and for the first part's, to be past their greeting (banner, EHLO) and asking.
 PART_WAIT = 0.05
+GREETING_WAIT = 0.25
+# The idle window (module docstring): how long the sessions run between two calls of the idle work.
+IDLE_SLICE = 0.05
 
 
 @dataclass
@@ -90,6 +106,11 @@ class Prober:
     _leader: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)  # addresses -> first hosts there
     _feeds: dict[tuple[str, ...], _Feed] = field(default_factory=dict)  # a group's first hosts -> its feed
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)  # every group's, while they run
+    _open: dict[int, Session] = field(default_factory=dict)  # the sessions running, by id()
+    _opened: dict[asyncio.Task[None], Session] = field(default_factory=dict)  # each group task's latest session
+    _told: dict[int, int] = field(default_factory=dict)  # per open session: its answers `news` has told
+    _told_findings: int = 0  # the findings' answers `news` has looked at
+    _told_open: set[str] = field(default_factory=set)  # the recipients `news` told from open sessions
 
     async def ask(
         self, work: Mapping[tuple[str, ...], list[str]], timeout: float, unanswered: Answer = UNREACHABLE
@@ -119,6 +140,30 @@ class Prober:
             await asyncio.gather(*self._tasks, return_exceptions=True)
             await self.slots.close()
         return self.findings_for(stream, unanswered)
+
+    def news(self) -> list[tuple[str, Answer]]:
+        """The answers that came in since the last call: the findings' new ones, and the replies the open
+        sessions got meanwhile (module docstring, "The idle window"; both only ever grow). Not
+        final (a recipient told from its open session is not told again from the findings, though
+        another session may have asked it since): whoever uses them checks them against the
+        findings at the end."""
+        found = list(itertools.islice(self.findings.answers.items(), self._told_findings, None))
+        self._told_findings += len(found)
+        news = [(recipient, answer) for recipient, answer in found if recipient not in self._told_open]
+        for key, session in self._open.items():
+            told = self._told.get(key, 0)
+            replies = list(itertools.islice(session.answers.items(), told, None))
+            self._told[key] = told + len(replies)
+            self._told_open.update(recipient for recipient, _ in replies)
+            news.extend((recipient, Answer(reply, meaning(reply))) for recipient, reply in replies)
+        return news
+
+    async def until_asking(self) -> None:
+        """Until each group task's session is past its greeting and asking (or the task is done): a
+        batch's first part waits for it before the next is planned, the sessions' banner and EHLO
+        replies being otherwise read only once that planning is over."""
+        while any(not (task.done() or (s := self._opened.get(task)) and s.asking) for task in self._tasks):
+            await asyncio.sleep(0.005)  # not a wait for time: a poll of the sessions' step
 
     def findings_for(self, stream: Stream, answer: Answer) -> Findings:
         """The findings, every recipient of the stream's parts not answered given `answer` (RESTING
@@ -285,7 +330,15 @@ class Prober:
             asked = [r for r in recipients if r not in self.findings.answers]  # a sibling may have asked some
             if not asked:
                 return Session(address)
-            session = await run_session(address, asked, egress.config(self.config), self._more_at(address, fed))
+            session = Session(address)
+            self._open[id(session)] = session
+            if (task := asyncio.current_task()) is not None:
+                self._opened[task] = session
+            try:
+                await run_session(address, asked, egress.config(self.config), self._more_at(address, fed), session)
+            finally:
+                del self._open[id(session)]
+                self._told.pop(id(session), None)
             turn.rate_limited, turn.completed = _rate_limited(session), session.failure is None
         self.findings.sessions.append(session.outcome)
         self.findings.egress_sessions[egress.name] += 1
@@ -367,13 +420,20 @@ class Stream:
 
 
 def run_streamed(
-    prober: Prober, parts: Iterable[Mapping[tuple[str, ...], list[str]]], timeout: float, unanswered: Answer
+    prober: Prober,
+    parts: Iterable[Mapping[tuple[str, ...], list[str]]],
+    timeout: float,
+    unanswered: Answer,
+    idle: Callable[[list[tuple[str, Answer]]], None] | None = None,
 ) -> Findings:
     """`prober.run` on an event loop of this thread, fed by `parts`, an iterator whose plain code (a
     batch planning its next part: the fast rules, the caches, its own DNS) runs between the loop's
     turns, never while it runs: after each part, the loop runs until that part's groups have their
     sessions (at most PART_WAIT seconds), and then on while the next part is planned only in so far
-    as the sessions' replies wait in the sockets meanwhile (module docstring, "A batch in parts")."""
+    as the sessions' replies wait in the sockets meanwhile (module docstring, "A batch in parts");
+    after the first part, until its sessions are past their greeting (at most GREETING_WAIT). Once
+    the last part is in, `idle` is called with the answers that came in meanwhile every IDLE_SLICE
+    seconds while the sessions run (module docstring, "The idle window")."""
     stream = Stream()
     with asyncio.Runner() as runner:  # which cancels what is left of the task should a part fail
         loop = runner.get_loop()  # its run_until_complete: Runner.run's SIGINT handler costs a task's repr a call
@@ -381,7 +441,13 @@ def run_streamed(
         for work in parts:
             stream.add(work)
             loop.run_until_complete(_at_most(stream.until_dealt(len(stream.parts)), PART_WAIT))
+            if len(stream.parts) == 1:
+                loop.run_until_complete(_at_most(prober.until_asking(), GREETING_WAIT))
         stream.close()
+        while idle is not None and not task.done():
+            loop.run_until_complete(asyncio.wait([task], timeout=IDLE_SLICE))
+            if not task.done():
+                idle(prober.news())
         loop.run_until_complete(task)
     return prober.findings_for(stream, unanswered)
 
