@@ -16,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from itertools import chain, islice
 from pathlib import Path
 
@@ -89,20 +90,22 @@ IDLE_SECONDS = 0.01
 
 @dataclass
 class _Plan:
-    """Who to ask what, built a part at a time (`add`): per list of MX hosts, the recipients not
-    answered by a cache."""
+    """Who to ask what, built a part at a time (`add`): each candidate's domain, each of their
+    domains' catch-all answer (cached, or its probe's address), and per list of MX hosts the
+    recipients no cache answers."""
 
-    domain_of: dict[str, str]  # email -> its ASCII domain, parsed once
-    catch_all: dict[str, bool]  # domain -> cached answer
-    probes: dict[str, str]  # each domain without a cached answer -> its catch-all probe, were it asked
+    probe_key: bytes  # the probes' addresses are made with it (deep.py `probe_address`)
+    today: date
+    domain_of: dict[str, str] = field(default_factory=dict)  # email -> its ASCII domain, parsed once
+    catch_all: dict[str, bool] = field(default_factory=dict)  # domain -> cached answer
+    probes: dict[str, str] = field(default_factory=dict)  # each domain without a cached answer -> its probe
+    probe_domains: dict[str, str] = field(default_factory=dict)  # each probe -> its domain
+    # The probes' addresses, shared with the sessions (SmtpConfig.probes): each part's join them
+    # before its work is handed over.
+    probe_set: set[str] = field(default_factory=set)
     known: dict[str, Answer] = field(default_factory=dict)  # email -> cached answer
     asked: set[str] = field(default_factory=set)  # the candidates so far
     probed: set[str] = field(default_factory=set)  # the domains whose probe is in the work
-
-    @functools.cached_property
-    def probe_domains(self) -> dict[str, str]:
-        """Each probe's address -> its domain."""
-        return {probe: domain for domain, probe in self.probes.items()}
 
     def add(self, candidates: list[Verdict], answers: Mapping[str, DomainAnswer]) -> dict[tuple[str, ...], list[str]]:
         """A part's work: its candidates grouped by MX hosts, not by domain (the domains one provider
@@ -110,7 +113,16 @@ class _Plan:
         the politeness limit), less what the mailbox cache knows; each domain's probe once a batch."""
         new = [v.email for v in candidates if v.email not in self.asked]
         self.asked.update(new)
-        self.known.update(MailboxAnswer.objects.fresh_many({email: self.domain_of[email] for email in new}))
+        domains = {email: _domain(email) for email in new}
+        self.domain_of.update(domains)
+        fresh = dict.fromkeys(d for d in domains.values() if d not in self.catch_all and d not in self.probes)
+        self.catch_all.update(CatchAllAnswer.objects.fresh_many(list(fresh)))
+        for domain in fresh:
+            if domain not in self.catch_all:
+                probe = self.probes[domain] = probe_address(domain, self.probe_key, self.today)
+                self.probe_domains[probe] = domain
+                self.probe_set.add(probe)
+        self.known.update(MailboxAnswer.objects.fresh_many(domains))
         work: dict[tuple[str, ...], list[str]] = {}
         probes: dict[str, str] = {}
         for email in new:
@@ -155,7 +167,7 @@ def deep_verify_many(
     `egress_turn`: start this many egresses further along (asking again: from another egress).
     `egresses`: those the sessions may leave from (an account's probe region); None: every healthy one."""
     emails = [normalise(raw) for raw in raw_emails]
-    plan, lookup = _plan(emails), lookup or domain_lookup()
+    plan, lookup = _plan(), lookup or domain_lookup()
     fast: list[Verdict] = []
     early = _Early()  # what the idle window makes of the answers as they come
 
@@ -211,15 +223,10 @@ def _domain(email: str) -> str:
     return parts[1] if parts else ""
 
 
-def _plan(emails: Sequence[str]) -> _Plan:
-    """The batch's plan before its parts: each address's domain, and each domain's catch-all answer,
-    cached or its probe's address (known to every session before the parts that send them)."""
-    domain_of = {email: _domain(email) for email in emails}
-    catch_all = CatchAllAnswer.objects.fresh_many(set(domain_of.values()) - {""})
+def _plan() -> _Plan:
+    """A batch's plan before its parts (`_Plan.add` fills it)."""
     key = hashlib.sha256(("smtp-probe|" + settings.SECRET_KEY).encode()).digest()
-    today = timezone.now().date()
-    probes = {d: probe_address(d, key, today) for d in dict.fromkeys(domain_of.values()) if d and d not in catch_all}
-    return _Plan(domain_of, catch_all, probes)
+    return _Plan(key, timezone.now().date())
 
 
 def _ask(
@@ -241,7 +248,7 @@ def _ask(
     healthy = egresses_healthy() if egresses is None else egresses
     turn = egress_turn % len(healthy) if healthy else 0
     prober = Prober(
-        config=replace(smtp_config(), probes=frozenset(plan.probes.values())),
+        config=replace(smtp_config(), probes=plan.probe_set),
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=politeness(),

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from apikit.models import IdempotencyRecord
-from lib.address_keys import address_key
+from lib.address_keys import _memo, address_key, remembered
 from tests.conftest import Persona
 from tests.jobs.conftest import RunTasks, ledger_sum, upload
 from tests.support.bulk_jobs import bulk_net, csv_of, download, job_body
@@ -101,3 +101,11 @@ def test_the_objected_among_a_batch_are_found_whether_objections_are_fewer_or_mo
     assert Objection.objects.among(asked) == {"p3@example.com", "p4@example.com"}
     assert Objection.objects.among(["p0@example.com", "q@example.com"]) == {"p0@example.com"}  # 2 asked: keys sent
     assert Objection.objects.among([]) == set()
+
+
+def test_while_nobody_has_objected_a_batch_computes_no_address_key_to_find_out(db: Any) -> None:
+    with remembered():
+        assert Objection.objects.among(["p0@example.com", "p1@example.com"]) == set()
+        assert not _memo.get()  # the keys a worker's batch remembers: none yet
+        Objection.objects.create(address_key=address_key("p1@example.com"))
+        assert Objection.objects.among(["p0@example.com", "p1@example.com"]) == {"p1@example.com"}

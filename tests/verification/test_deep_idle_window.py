@@ -6,6 +6,7 @@ past their greeting before the next part is planned."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,7 @@ def test_a_verdict_built_early_is_used_only_where_the_final_answers_agree() -> N
     is asked again through another): the end builds the verdict again from the final answer, and
     stores that answer over the one stored early."""
     email, domain = "alice@changed.deepfarm.net", "changed.deepfarm.net"
-    plan = deep_module._Plan(domain_of={email: domain}, catch_all={domain: False}, probes={})
+    plan = deep_module._Plan(b"probe key", date.today(), domain_of={email: domain}, catch_all={domain: False})
     plan.asked.add(email)
     fast = failed_verdict(email, mode=ValidationMode.DEEP)
     early = deep_module._Early(rows={email: fast})

@@ -26,6 +26,7 @@ import logging
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from python_socks.async_.asyncio import Proxy
@@ -58,8 +59,9 @@ class SmtpConfig:
     proxy: str = ""  # "socks5://host:port": every connection goes through it
     bind: str = ""  # the local source address to connect from (an egress, egress.py); "": the system's choice
     # The catch-all probes among the recipients (asked after their domain's addresses): one is not
-    # sent when the server refused every address of its domain in the session by policy.
-    probes: frozenset[str] = frozenset()
+    # sent when the server refused every address of its domain in the session by policy. A batch in
+    # parts adds each part's to its set before the part's recipients reach a session.
+    probes: AbstractSet[str] = frozenset()
 
 
 @dataclass(slots=True)

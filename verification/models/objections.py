@@ -18,13 +18,16 @@ class ObjectionQuerySet(models.QuerySet["Objection"]):
         """Those of `emails` whose person objected. Hand-written (lib/sql.py): every bulk chunk asks for
         each of its rows, and the ORM's IN list of a 20,000-row deep batch's keys took longer to build
         than the statement took to run. Objections are few: while there are no more of them than
-        keys asked about, all are read (one short statement) rather than the keys sent."""
-        keys = address_keys(emails)
-        if not keys:
+        addresses asked about, all are read (one short statement) rather than the keys sent, and
+        while there are none, no key is computed (a worker's batch computes them as it goes)."""
+        if not emails:
             return set()
         table = sql.table(Objection)
-        every = sql.fetch_all(f"SELECT address_key FROM {table} LIMIT %s", [len(keys) + 1])
-        if len(every) <= len(keys):
+        every = sql.fetch_all(f"SELECT address_key FROM {table} LIMIT %s", [len(emails) + 1])
+        if not every:
+            return set()
+        keys = address_keys(emails)
+        if len(every) <= len(emails):  # the whole table
             return {keys[key] for (key,) in every if key in keys}
         select = f"SELECT address_key FROM {table} WHERE 1 = %s"
         return {keys[key] for (key,) in sql.fetch_all_in(select, [1], "address_key", list(keys))}
