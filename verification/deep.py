@@ -99,10 +99,9 @@ class _Plan:
     domain_of: dict[str, str] = field(default_factory=dict)  # email -> its ASCII domain, parsed once
     catch_all: dict[str, bool] = field(default_factory=dict)  # domain -> cached answer
     probes: dict[str, str] = field(default_factory=dict)  # each domain without a cached answer -> its probe
-    probe_domains: dict[str, str] = field(default_factory=dict)  # each probe -> its domain
-    # The probes' addresses, shared with the sessions (SmtpConfig.probes): each part's join them
+    # Each probe -> its domain. Its keys are the sessions' SmtpConfig.probes: each part's join them
     # before its work is handed over.
-    probe_set: set[str] = field(default_factory=set)
+    probe_domains: dict[str, str] = field(default_factory=dict)
     known: dict[str, Answer] = field(default_factory=dict)  # email -> cached answer
     asked: set[str] = field(default_factory=set)  # the candidates so far
     probed: set[str] = field(default_factory=set)  # the domains whose probe is in the work
@@ -121,7 +120,6 @@ class _Plan:
             if domain not in self.catch_all:
                 probe = self.probes[domain] = probe_address(domain, self.probe_key, self.today)
                 self.probe_domains[probe] = domain
-                self.probe_set.add(probe)
         self.known.update(MailboxAnswer.objects.fresh_many(domains))
         work: dict[tuple[str, ...], list[str]] = {}
         probes: dict[str, str] = {}
@@ -179,8 +177,8 @@ def deep_verify_many(
                 yield work
 
     budget = seconds if seconds is not None else single_request_seconds()
-    idle = None if seconds is None else functools.partial(_while_asked, plan, fast, early)
     single = seconds is None
+    idle = None if single else functools.partial(_while_asked, plan, fast, early)
     findings = _ask(parts(), plan, budget, single=single, egress_turn=egress_turn, egresses=egresses, idle=idle)
     if not plan.asked:
         return fast
@@ -248,7 +246,7 @@ def _ask(
     healthy = egresses_healthy() if egresses is None else egresses
     turn = egress_turn % len(healthy) if healthy else 0
     prober = Prober(
-        config=replace(smtp_config(), probes=plan.probe_set),
+        config=replace(smtp_config(), probes=plan.probe_domains.keys()),
         resolve=host_resolver(resolver_config()),
         allowed=may_contact,
         slots=politeness(),
@@ -337,8 +335,8 @@ class _Early:
 
 def _while_asked(plan: _Plan, fast: list[Verdict], done: _Early, news: list[tuple[str, Answer]]) -> None:
     """The idle window's work while a batch's last sessions run, for about IDLE_SECONDS a call (the
-    sessions wait meanwhile): the answers that came in stored, and the verdict of each row whose answer and
-    probe are in built."""
+    sessions wait meanwhile): the answers that came in stored, and the verdict of each row whose
+    answer and probe are in built."""
     if not done.rows:
         done.rows = {verdict.email: verdict for verdict in fast if verdict.email in plan.asked}
     done.backlog.extend(news)

@@ -60,7 +60,7 @@ class SmtpConfig:
     bind: str = ""  # the local source address to connect from (an egress, egress.py); "": the system's choice
     # The catch-all probes among the recipients (asked after their domain's addresses): one is not
     # sent when the server refused every address of its domain in the session by policy. A batch in
-    # parts adds each part's to its set before the part's recipients reach a session.
+    # parts passes a live view, which each part's join before its recipients reach a session.
     probes: AbstractSet[str] = frozenset()
 
 

@@ -142,8 +142,8 @@ class Prober:
         return self.findings_for(stream, unanswered)
 
     def news(self) -> list[tuple[str, Answer]]:
-        """The answers that came in since the last call: the findings' new ones, and the replies the open
-        sessions got meanwhile (module docstring, "The idle window"; both only ever grow). Not
+        """The answers that came in since the last call: the findings' new ones, and the replies the
+        open sessions got meanwhile (module docstring, "The idle window"; both only ever grow). Not
         final (a recipient told from its open session is not told again from the findings, though
         another session may have asked it since): whoever uses them checks them against the
         findings at the end."""
