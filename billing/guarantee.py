@@ -36,9 +36,8 @@ def refundable_answer(account: Account, email: str, bounced_at: datetime) -> Val
     """The newest charged high-confidence valid answer of the address at most REFUND_WINDOW before the bounce
     (a bounce stamped up to CLOCK_SKEW before the answer counts as after it: senders' clocks and whole-second
     times)."""
-    answers = ValidAnswer.objects.filter(
+    answers = ValidAnswer.objects.of_keys([address_key(email)]).filter(
         account=account,
-        address_key=address_key(email),
         high_confidence=True,
         answered_at__lte=bounced_at + CLOCK_SKEW,
         answered_at__gte=bounced_at - REFUND_WINDOW,

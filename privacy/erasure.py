@@ -67,7 +67,7 @@ def _stores(emails: set[str], account: Account | None) -> dict[str, models.Query
         # Deep answers asked again later (verification/resolution.py): their result names the address.
         "verifications_asked_again": RetriedVerification.objects.filter(result__email__in=emails, **scope),
         # Charged valid answers kept for the bounce guarantee (docs/guarantee.md): erased, they refund nothing.
-        "valid_answers": ValidAnswer.objects.filter(address_key__in=keys, **scope),
+        "valid_answers": ValidAnswer.objects.of_keys(keys).filter(**scope),
     }
 
 

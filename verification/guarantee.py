@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from billing.models import ANSWERS_KEPT, ValidAnswer
 from lib import sql
-from lib.address_keys import address_key
+from lib.address_keys import address_key, key_head
 from verification.engine import Status, Verdict
 from verification.engine.providers import provider_family
 
@@ -26,7 +26,8 @@ def valid_answers_record(*, account_id: int, verdicts: Iterable[Verdict]) -> Non
     rows = [
         (
             account_id,
-            address_key(verdict.email),
+            key := address_key(verdict.email),
+            key_head(key),
             provider_family(verdict.mail_provider),
             verdict.confidence == "high",
             answered_at,
@@ -38,7 +39,7 @@ def valid_answers_record(*, account_id: int, verdicts: Iterable[Verdict]) -> Non
     if rows:
         sql.execute_many(
             f"INSERT INTO {sql.table(ValidAnswer)}"
-            " (account_id, address_key, provider_family, high_confidence, answered_at, expires_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s)",
+            " (account_id, address_key, key_head, provider_family, high_confidence, answered_at, expires_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
             rows,
         )

@@ -10,7 +10,7 @@ from django.utils import timezone
 from billing.guarantee import guarantee_refunds
 from billing.models import ValidAnswer
 from feedback.reports import Report
-from lib.address_keys import address_key
+from lib.address_keys import address_key, key_head
 from tests.conftest import Persona
 
 URL = "/admin/dashboard/"
@@ -21,7 +21,8 @@ def answered(persona: Persona, emails: list[str]) -> None:
     ValidAnswer.objects.bulk_create(
         ValidAnswer(
             account=persona.account,
-            address_key=address_key(email),
+            address_key=(key := address_key(email)),
+            key_head=key_head(key),
             provider_family="other",
             high_confidence=True,
             answered_at=at,
