@@ -10,11 +10,14 @@ from django.urls import URLPattern, URLResolver, include, path
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.permissions import Action
 from apikit.views import AccountAPIView
 from config.urls import urlpatterns as service_urlpatterns
 
 
 class FloorApi(AccountAPIView):
+    permission = {"POST": Action.VERIFY}  # the verify endpoint's: the same key checks before no work
+
     def post(self, request: Request) -> Response:
         return Response({})
 
