@@ -10,10 +10,12 @@ A new day or month starts its count again at zero. A refused charge changes noth
 
 from __future__ import annotations
 
-from django.db.models import Case, F, Q, Value, When
+import functools
+
 from django.utils import timezone
 
 from accounts.models import ApiKey, spend_period
+from lib import sql
 from lib.errors import DomainError
 
 
@@ -33,24 +35,31 @@ def cap_require(*, key: ApiKey, amount: int) -> None:
 
 def cap_spend(*, key: ApiKey, amount: int) -> None:
     """Count `amount` credits against the key's caps or raise KeySpendCapReached, changing nothing.
-    Call it inside the transaction that charges the credits, so both stand or neither."""
+    Call it inside the transaction that charges the credits, so both stand or neither.
+
+    Hand-written (lib/sql.py), the statement the ORM built: every charged verification runs it in
+    the transaction that holds SQLite's write lock, and the ORM took about 0.68 ms to build its
+    CASE expressions, the statement itself 0.013 ms (bench/README.md). Every expression reads the
+    row as it was before the UPDATE, in SQLite and PostgreSQL alike."""
     if amount <= 0:
         return
     day, month = spend_period(timezone.now())
-    day_so_far = Case(When(spend_day=day, then=F("spent_day")), default=Value(0))
-    month_so_far = Case(When(spend_month=month, then=F("spent_month")), default=Value(0))
-    fits = (Q(daily_cap__isnull=True) | Q(daily_cap__gte=day_so_far + amount)) & (
-        Q(monthly_cap__isnull=True) | Q(monthly_cap__gte=month_so_far + amount)
-    )
-    counted = ApiKey.objects.filter(fits, pk=key.pk).update(
-        spent_day=day_so_far + amount,
-        spend_day=day,
-        spent_month=month_so_far + amount,
-        spend_month=month,
-    )
+    counted = sql.execute(_count_spend(), [day, amount, day, month, amount, month, key.pk, day, amount, month, amount])
     if not counted:
         key.refresh_from_db(fields=["daily_cap", "monthly_cap", "spend_day", "spent_day", "spend_month", "spent_month"])
         raise KeySpendCapReached(_refusal(key, key.daily_cap is not None and key.spent_today + amount > key.daily_cap))
+
+
+@functools.cache  # one database per process
+def _count_spend() -> str:
+    day_so_far = "(CASE WHEN spend_day = %s THEN spent_day ELSE 0 END)"
+    month_so_far = "(CASE WHEN spend_month = %s THEN spent_month ELSE 0 END)"
+    return (
+        f"UPDATE {sql.table(ApiKey)} SET spent_day = {day_so_far} + %s, spend_day = %s,"
+        f" spent_month = {month_so_far} + %s, spend_month = %s"
+        f" WHERE id = %s AND (daily_cap IS NULL OR daily_cap >= {day_so_far} + %s)"
+        f" AND (monthly_cap IS NULL OR monthly_cap >= {month_so_far} + %s)"
+    )
 
 
 def _refusal(key: ApiKey, daily: bool) -> str:
