@@ -41,13 +41,13 @@ def _keyed(email: str) -> str:
     return keyed.hexdigest()
 
 
+HEAD_DIGITS = 15  # 60 bits: a positive 64-bit integer in every database
+
+
 def key_head(key: str) -> int:
     """A key's first 60 bits as a number: what an index over many keys holds in its place, an eighth
     of the 64 characters (billing.ValidAnswer). Rows found through it still compare the whole key."""
     return int(key[:HEAD_DIGITS], 16)
-
-
-HEAD_DIGITS = 15  # 60 bits: a positive 64-bit integer in every database
 
 
 @contextlib.contextmanager
