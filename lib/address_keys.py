@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import hmac
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 
@@ -36,8 +35,11 @@ def address_key(email: str) -> str:
 def _keyed(email: str) -> str:
     # The engine's normalisation (verification/engine/syntax.py `normalise`): trimmed, lower case.
     message = email.strip().lower().encode("utf-8", "surrogatepass")
-    keyed = _prepared(settings.VERIFIER_ADDRESS_PEPPER).copy()
-    keyed.update(message)
+    inner, outer = _pads(settings.VERIFIER_ADDRESS_PEPPER)
+    hashed = inner.copy()
+    hashed.update(message)
+    keyed = outer.copy()
+    keyed.update(hashed.digest())
     return keyed.hexdigest()
 
 
@@ -62,11 +64,23 @@ def remembered() -> Iterator[None]:
         _memo.reset(token)
 
 
+_BLOCK = 64  # SHA-256's block, in bytes
+
+
 @functools.lru_cache(maxsize=4)
-def _prepared(pepper: str) -> hmac.HMAC:
-    """The HMAC with the pepper's key already absorbed, made once per pepper (tests change it): each
-    key copies it rather than encoding the pepper and hashing its two pads again."""
-    return hmac.new(pepper.encode(), digestmod=hashlib.sha256)
+def _pads(pepper: str) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """HMAC-SHA256 (RFC 2104) with the pepper's two padded keys already hashed, made once per pepper
+    (tests change it): each key copies the two hashes and feeds them the address, then the inner
+    digest. Written out rather than through `hmac`, whose `HMAC.copy` builds a Python object around
+    the two each time: the hashing took 1.7 µs, now 0.8 (`hmac.digest`, which sets up OpenSSL's
+    context each call, 2.3), and a whole key 2.3 µs, now 1.7 (2026-11-29, timeit, best of seven). A
+    bulk job keys every row at least once. The tests compare it with `hmac` on peppers shorter than,
+    as long as and longer than the hash's block, and on non-ASCII ones."""
+    key = pepper.encode()
+    if len(key) > _BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_BLOCK, b"\0")
+    return hashlib.sha256(bytes(b ^ 0x36 for b in key)), hashlib.sha256(bytes(b ^ 0x5C for b in key))
 
 
 def address_keys(emails: Iterable[str]) -> dict[str, str]:

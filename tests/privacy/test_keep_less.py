@@ -59,6 +59,28 @@ def test_the_key_is_plain_hmac_sha256_the_same_at_every_call_so_stored_keys_stil
     assert [address_key(" Jo@Example.com "), address_key("jo@example.com")] == [expected, expected]
 
 
+@pytest.mark.parametrize(
+    "pepper",
+    [
+        "s3cret",
+        "p" * 63,
+        "p" * 64,
+        "p" * 65,
+        "a pepper longer than SHA-256's block of 64 bytes, hashed first" * 3,
+        "pépère 🔑",
+    ],
+)
+@pytest.mark.parametrize("email", ["jo@example.com", "Ünïcode.Name@bücher.example", "x" * 300 + "@example.com"])
+def test_the_hand_made_hmac_agrees_with_the_hmac_module_on_every_length_of_pepper(
+    settings: Any, pepper: str, email: str
+) -> None:
+    """The key is HMAC-SHA256 written out over hashlib (lib/address_keys.py `_pads`): keys shorter than,
+    equal to and longer than the hash's 64-byte block (RFC 2104 hashes those first), and non-ASCII."""
+    settings.VERIFIER_ADDRESS_PEPPER = pepper
+    message = email.strip().lower().encode("utf-8", "surrogatepass")
+    assert address_key(email) == hmac.new(pepper.encode(), message, hashlib.sha256).hexdigest()
+
+
 def test_within_a_batch_each_key_is_computed_once_and_forgotten_after(
     settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
