@@ -96,6 +96,16 @@ def main() -> None:
     parser.add_argument("--greylist-every", type=int, default=0, help="greylist at every K-th address (0: none)")
     parser.add_argument("--greylist-seconds", type=float, default=1.0)
     args = parser.parse_args()
+    if args.serve:
+        # Before the farm starts: a process that a non-interactive shell started in the background (a
+        # CI runner's) ignores SIGINT until its handler is set, and a Ctrl-C sent as soon as the
+        # ready line is read would otherwise be lost, the farm serving on.
+        _stop_on_signals()
+    with contextlib.suppress(KeyboardInterrupt) if args.serve else contextlib.nullcontext():
+        _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     if args.verdict_table:
         with DnsServer(default=behaviour, port=args.dns_port) as dns, MxFarm(SCRIPTS, port=args.port) as farm:
             farm_zone(dns)
@@ -148,11 +158,15 @@ def _script(args: argparse.Namespace, index: int, mailboxes: dict[str, str]) -> 
     )
 
 
-def _until_interrupted() -> None:
+def _stop_on_signals() -> None:
     """Ctrl-C or SIGTERM stops it (SIGINT too when a shell started it in the background)."""
     for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, signal.default_int_handler)
-    with contextlib.suppress(KeyboardInterrupt):
+
+
+def _until_interrupted() -> None:
+    """Until a signal `_stop_on_signals` set raises KeyboardInterrupt (`main` ends quietly on it)."""
+    while True:
         signal.pause()
 
 
