@@ -4,6 +4,7 @@ format against dnspython's: test_dns_wire.py."""
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -139,6 +140,25 @@ def test_many_domains_resolve_concurrently(dns_server: DnsServer) -> None:
     dns_server.default = lambda name: NXDOMAIN
     assert len(answers) == 500 and all(a.mx_found for a in answers.values())
     assert elapsed < 2.0  # 500 x 50 ms one after another would take 25 s
+
+
+def test_a_lookup_leaves_nothing_for_the_cyclic_collector(dns_server: DnsServer) -> None:
+    """A batch, its sockets and every query it made are freed by reference counting as the lookup
+    returns, answered or timed out: a cycle among them would keep a bulk chunk's hundreds of
+    queries alive, and the collector walking them, until its next full pass."""
+    resolver = resolver_for(dns_server, timeout=0.05, lifetime=0.12)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what the collector finds unreachable is kept in gc.garbage, to be looked at
+    try:
+        answers = resolver.resolve(["good.com", "silent.com", *(f"d{i}.com" for i in range(50))])
+        gc.collect()
+        left = [type(found).__name__ for found in gc.garbage if type(found).__module__.startswith("verification")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert answers["silent.com"].status is DomainStatus.FAILURE  # its tries timed out, then it gave up
+    assert answers["good.com"].mx_found
+    assert left == []
 
 
 # --- with a cache in front ----------------------------------------------------------------------------
