@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     rounds: list[list[Measurement]] = []
     with Processes(dict(os.environ)) as processes:
-        dns = start_dns(processes, args.delay_ms)
+        dns = start_dns(processes, args.delay_ms, warm=data)
         args.processes = processes  # the weather scenario starts DNS servers of its own
         for number in range(1, args.repeat + 1):
             rounds.append(_round(number, args, data, dns, failures))

@@ -16,6 +16,7 @@ from functools import partial
 from bench.data import Dataset
 from bench.procs import current_rss_mib, peak_rss_mib, reset_peak_rss
 from bench.results import Measurement
+from lib.garbage import lifelong_frozen
 from verification.engine import (
     BatchResolver,
     DomainAnswer,
@@ -45,9 +46,11 @@ class DictCache:
 def as_a_fresh_worker() -> None:
     """Each round starts as a bulk job's workers do (bench/README.md, "What is measured"): the rules'
     lists read (a worker reads them as it starts), no per-domain memo left from an earlier round
-    (each round's job runs in new worker processes)."""
+    (each round's job runs in new worker processes), and what is alive now put out of the garbage
+    collector's walks, as a worker does once it has read the lists (jobs/apps.py)."""
     rules_load()
     rules_forget()
+    lifelong_frozen()
 
 
 def run(data: Dataset, dns_address: str) -> Measurement:
