@@ -64,7 +64,7 @@ def remembered() -> Iterator[None]:
         _memo.reset(token)
 
 
-_BLOCK = 64  # SHA-256's block, in bytes
+_BLOCK = hashlib.sha256().block_size  # 64 bytes
 
 
 @functools.lru_cache(maxsize=4)
