@@ -44,7 +44,7 @@ def cap_spend(*, key: ApiKey, amount: int) -> None:
     if amount <= 0:
         return
     day, month = spend_period(timezone.now())
-    counted = sql.execute(_count_spend(), [day, amount, day, month, amount, month, key.pk, day, amount, month, amount])
+    counted = sql.execute(_count_spend(), {"day": day, "month": month, "amount": amount, "key": key.pk})
     if not counted:
         key.refresh_from_db(fields=["daily_cap", "monthly_cap", "spend_day", "spent_day", "spend_month", "spent_month"])
         raise KeySpendCapReached(_refusal(key, key.daily_cap is not None and key.spent_today + amount > key.daily_cap))
@@ -52,13 +52,13 @@ def cap_spend(*, key: ApiKey, amount: int) -> None:
 
 @functools.cache  # one database per process
 def _count_spend() -> str:
-    day_so_far = "(CASE WHEN spend_day = %s THEN spent_day ELSE 0 END)"
-    month_so_far = "(CASE WHEN spend_month = %s THEN spent_month ELSE 0 END)"
+    day_so_far = "(CASE WHEN spend_day = %(day)s THEN spent_day ELSE 0 END)"
+    month_so_far = "(CASE WHEN spend_month = %(month)s THEN spent_month ELSE 0 END)"
     return (
-        f"UPDATE {sql.table(ApiKey)} SET spent_day = {day_so_far} + %s, spend_day = %s,"
-        f" spent_month = {month_so_far} + %s, spend_month = %s"
-        f" WHERE id = %s AND (daily_cap IS NULL OR daily_cap >= {day_so_far} + %s)"
-        f" AND (monthly_cap IS NULL OR monthly_cap >= {month_so_far} + %s)"
+        f"UPDATE {sql.table(ApiKey)} SET spent_day = {day_so_far} + %(amount)s, spend_day = %(day)s,"
+        f" spent_month = {month_so_far} + %(amount)s, spend_month = %(month)s"
+        f" WHERE id = %(key)s AND (daily_cap IS NULL OR daily_cap >= {day_so_far} + %(amount)s)"
+        f" AND (monthly_cap IS NULL OR monthly_cap >= {month_so_far} + %(amount)s)"
     )
 
 

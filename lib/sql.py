@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,8 +48,9 @@ def fetch_all_in(select: str, params: Sequence[Any], column: str, values: Sequen
     return rows
 
 
-def execute(sql: str, params: Sequence[Any]) -> int:
-    """Run a statement; returns the number of rows it changed."""
+def execute(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> int:
+    """Run a statement; returns the number of rows it changed. `params` by position (`%s`) or by
+    name (`%(name)s`, a name used as often as the statement needs it)."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
