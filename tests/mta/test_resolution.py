@@ -42,7 +42,7 @@ def test_a_greylisted_verification_resolves_on_the_schedule_once_postgreys_delay
     body = deep(owner, email, callback_url=receiver.url).json()
     assert (body["status"], body["sub_status"]) == ("unknown", "greylisted")
     # Postfix writes its log a moment after the reply: wait for the session's end before reading it.
-    assert postfix.log.sessions("greylist", mark) == 1
+    assert postfix.log.sessions("greylist", mark, at_least=1) == 1
     assert postfix.log.lines("greylist", mark, "Greylisted"), "postgrey, not another refusal, said 450"
     verification_id = body["verification_id"]
     assert read(owner, verification_id).json()["resolution"]["state"] == "pending"
@@ -56,7 +56,7 @@ def test_a_greylisted_verification_resolves_on_the_schedule_once_postgreys_delay
         pass
     pending = read(owner, verification_id).json()["resolution"]
     assert (pending["state"], pending["attempts"]) == ("pending", 0)
-    assert postfix.log.sessions("greylist", mark) == 1
+    assert postfix.log.sessions("greylist", mark, at_least=1) == 1
     with later(6, run_tasks):
         pass
     found = read(owner, verification_id).json()
@@ -64,7 +64,7 @@ def test_a_greylisted_verification_resolves_on_the_schedule_once_postgreys_delay
         "valid",
         {"state": "resolved", "attempts": 1, "next_attempt_at": None},
     )
-    assert postfix.log.sessions("greylist", mark) == 2  # the first ask and the one retry
+    assert postfix.log.sessions("greylist", mark, at_least=2) == 2  # the first ask and the one retry
     with later(60, run_tasks):  # settled: never asked again, never announced again
         pass
     assert balance(owner) == 999 == ledger_sum(owner)
