@@ -53,10 +53,10 @@ class TrustedResolver(BatchResolver):
     verdicts are final and many) does not lean on a finding up to VERIFIER_DNS_CANARY_SECONDS old,
     which may predate the resolver breaking: it asks the canary names in the same batch as the
     chunk's domains, after them, so the batch vouches for itself at the cost of a few concurrent queries
-    and no round trip of its own. A negative answer is believed when any canary of its batch
-    answered. When every canary failed, the full check (asked twice, shared) decides: broken, the
-    negative answers are withheld; working (a lost packet), they are asked once more, in a batch
-    with the canaries again.
+    and no round trip of its own. A negative answer is believed when a canary of its batch answered
+    after it arrived. For those no canary vouches for (every canary failed, or the answer came
+    later: a retry's), the full check (asked twice, shared) decides: broken, they are withheld;
+    working (a lost packet), they are asked once more, in a batch with the canaries again.
     """
 
     def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
@@ -75,12 +75,12 @@ class TrustedResolver(BatchResolver):
     def _vouched(self, domains: list[str], canaries: list[str], *, again: bool) -> dict[str, DomainAnswer]:
         """The domains' answers, asked in one batch before the canaries (see the class docstring)."""
         started = time.time()
-        # The canaries go last: an answer vouches for those asked before it (a resolver that breaks
-        # mid-batch fails the canaries too, instead of vouching for the lies that came before them).
+        # The canaries go last: an answer vouches for those that arrived before it (a resolver that
+        # breaks mid-batch fails the canaries too, instead of vouching for the lies that came before them).
         asked = self._asked(dict.fromkeys([*domains, *canaries]))
         answers = {domain: asked[domain] for domain in domains}
-        negative = [domain for domain, answer in answers.items() if answer.status in UNTRUSTED]
-        if not negative or any(asked[canary].mx_found for canary in canaries):
+        negative = _unvouched(asked, answers, frozenset(canaries))
+        if not negative:
             return answers
         if again and not resolver_broken(since=started):
             answers.update(self._vouched(negative, canaries, again=False))
@@ -103,6 +103,19 @@ class TrustedResolver(BatchResolver):
         answers.update((domain, DomainAnswer(domain, DomainStatus.FAILURE)) for domain in negative)
         if (withheld := _WITHHELD.get()) is not None:
             withheld.extend(negative)
+
+
+def _unvouched(asked: dict[str, DomainAnswer], domains: dict[str, DomainAnswer], canaries: frozenset[str]) -> list[str]:
+    """The domains' negative answers that no canary answer vouches for: one that came after every
+    canary that answered, such as a retry's whose first try went unanswered (the batch's answers
+    are in the order they arrived). A resolver may break between the canaries' answers and it."""
+    unvouched: list[str] = []
+    for domain, answer in asked.items():
+        if answer.status in UNTRUSTED and domain in domains:
+            unvouched.append(domain)
+        elif domain in canaries and answer.mx_found:
+            unvouched.clear()
+    return unvouched
 
 
 @cache

@@ -151,6 +151,8 @@ class BatchResolver:
         self.pacer = Pacer(config.timeout, config.max_qps, refilled=now, period_start=now)
 
     def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
+        """Every domain's answer, in the order the answers arrived (the trusted resolver's canaries
+        vouch only for answers before theirs); a failure counts as arriving when it was given up."""
         batch = self.batch()
         try:
             return batch.run(list(dict.fromkeys(domains)))
