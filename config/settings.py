@@ -38,7 +38,6 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -49,6 +48,8 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_static",
     # Ours, from the ground floor up (config/apps.py, the one list the import rules are made from too).
     *(app for app in DJANGO_APPS if app != "accounts"),
+    # After ours: `ops`'s `runserver` (its replies not held back by Nagle's algorithm) is the one run.
+    "django.contrib.staticfiles",
 ]
 
 MIDDLEWARE = [
