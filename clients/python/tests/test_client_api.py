@@ -195,3 +195,19 @@ def test_a_retried_verification_is_charged_once(service: LiveService, front: Fro
     assert len(keys) == 2 and keys[0] == keys[1] and keys[0].startswith("py-")
     with live(service) as direct:
         assert direct.account()["credits_remaining"] == before - 1
+
+
+def test_waiting_for_a_job_polls_quickly_first_then_every_poll_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job of a few rows is seen done a fraction of a second after it is, a long one is asked
+    about once every `poll_seconds` (the polls here answered by a script, the pauses recorded)."""
+    pauses: list[float] = []
+    monkeypatch.setattr("verifier.client.time.sleep", pauses.append)
+    statuses = iter(["pending", "processing", "processing", "processing", "processing", "processing", "completed"])
+    with Client("ev_test_x", base_url="http://127.0.0.1:9") as client:
+        monkeypatch.setattr(client, "job", lambda job_id: {"id": job_id, "status": next(statuses)})
+        assert client.wait_for_job("job_1", poll_seconds=1.0)["status"] == "completed"
+        assert pauses == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
+        pauses.clear()
+        statuses = iter(["pending", "pending", "pending", "pending", "failed"])
+        assert client.wait_for_job("job_2", poll_seconds=0.25)["status"] == "failed"
+        assert pauses == [0.1, 0.2, 0.25, 0.25]
