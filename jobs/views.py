@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib import messages
@@ -10,6 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.auditing import audit
@@ -32,6 +34,9 @@ from verification.engine.modes import ValidationMode
 JOBS_PER_PAGE = 20
 STATUS_FILTERS = ["all", *Job.Status.values]
 PREVIEW_ROWS = 5
+# A running job's page asks for its progress four times a second for its first seconds (most lists
+# of a few hundred rows are done within them), then once a second.
+QUICK_POLL = timedelta(seconds=5)
 
 
 @account_required(Action.BULK)
@@ -154,13 +159,20 @@ def _progress_context(job: Job) -> dict[str, object]:
         # Only the downloads that hold a row: no "Safe to send" button when nothing is safe.
         "downloads": [(label, status) for label, status in DOWNLOADS if job.rows_with(status)],
         "attempts": attempts.order_by("started_at", "number"),
-        "poll": "every 1s" if not job.is_finished else ("every 5s" if retrying else ""),
+        "poll": _poll(job, retrying=retrying),
         "waiting_for_resolver": job.may_wait_for_resolver and jobs_wait_for_resolver(),
         "deep_work": _deep_work(job),
         "statuses": breakdown_charts.status_segments(job),
         "sub_statuses": breakdown_charts.sub_status_segments(job),
         "mail_providers": breakdown_charts.mail_provider_segments(job),
     }
+
+
+def _poll(job: Job, *, retrying: bool) -> str:
+    """How often the page asks for the job's progress (htmx `hx-trigger`); "" stops it."""
+    if job.is_finished:
+        return "every 5s" if retrying else ""
+    return "every 250ms" if timezone.now() - job.created_at < QUICK_POLL else "every 1s"
 
 
 def _deep_work(job: Job) -> dict[str, int] | None:
