@@ -55,8 +55,9 @@ class TrustedResolver(BatchResolver):
     chunk's domains, after them, so the batch vouches for itself at the cost of a few concurrent queries
     and no round trip of its own. A negative answer is believed when a canary of its batch answered
     after it arrived. For those no canary vouches for (every canary failed, or the answer came
-    later: a retry's), the full check (asked twice, shared) decides: broken, they are withheld;
-    working (a lost packet), they are asked once more, in a batch with the canaries again.
+    later: a retry's, or one over TCP after a truncated reply), the full check (asked twice, shared)
+    decides: broken, they are withheld; working (a lost packet), they are asked once more, in a
+    batch with the canaries again, and the check decides again for those still not vouched for.
     """
 
     def __init__(self, config: ResolverConfig, *, strict: bool) -> None:
@@ -82,10 +83,13 @@ class TrustedResolver(BatchResolver):
         negative = _unvouched(asked, answers, frozenset(canaries))
         if not negative:
             return answers
-        if again and not resolver_broken(since=started):
+        if resolver_broken(since=started):
+            self._withhold(answers, negative)
+        elif again:  # working: asked once more, in case the resolver broke and recovered as they came
             answers.update(self._vouched(negative, canaries, again=False))
-            return answers
-        self._withhold(answers, negative)
+        # Else found working after each of two batches: believed. Withheld, an answer that comes after
+        # its batch's canaries every time (over TCP, after a truncated reply) would put its chunk back
+        # for ever.
         return answers
 
     def _asked(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:

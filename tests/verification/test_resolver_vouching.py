@@ -69,3 +69,20 @@ def test_an_nxdomain_answered_before_the_canaries_is_believed_at_once(db: None, 
     asked = dns_server.queries
     assert resolved("nowhere-at-all.example") == (DomainStatus.NXDOMAIN, [])
     assert dns_server.queries - asked == 4  # the domain and the three canaries: no check of its own
+
+
+def test_a_negative_answer_over_tcp_after_the_canaries_is_believed_once_two_checks_find_it_working(
+    db: None, dns_server: DnsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its truncated reply sends it over TCP once the batch's UDP answers are in, so it comes after the
+    canaries every time: withheld, its bulk chunk would be put back and run again for ever."""
+    hosts = [f"mx-{'x' * 40}.host{i:02d}.net" for i in range(40)]  # too big for UDP: truncated
+    asked: list[str] = []
+
+    def behaviour(name: str) -> Behaviour:
+        asked.append(name)
+        return MX(*hosts) if asked.count(name) % 2 else NXDOMAIN  # over UDP (truncated), then over TCP
+
+    monkeypatch.setattr(dns_server, "default", behaviour)
+    assert resolved("shrinking.example") == (DomainStatus.NXDOMAIN, [])
+    assert asked.count("shrinking.example") == 4  # a batch, and once more with the canaries: each UDP, then TCP
