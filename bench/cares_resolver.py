@@ -23,7 +23,7 @@ from typing import Any
 import pycares
 
 from verification.engine import dnswire
-from verification.engine.dns import BatchResolver, DomainAnswer, _failure, _next_turn, _Query
+from verification.engine.dns import BatchResolver, DomainAnswer, Meanwhile, _failure, _next_turn, _Query
 
 # c-ares statuses that are a nameserver's answer: NXDOMAIN, NOERROR without records.
 _ANSWERS = {pycares.errno.ARES_ENOTFOUND: dnswire.NXDOMAIN, pycares.errno.ARES_ENODATA: dnswire.NOERROR}
@@ -89,7 +89,8 @@ class _CaresBatch:
         else:
             self.selector.register(fd, events, self.channels[channel])
 
-    def run(self, domains: list[str]) -> dict[str, DomainAnswer]:
+    def run(self, domains: list[str], meanwhile: Meanwhile | None = None) -> dict[str, DomainAnswer]:
+        del meanwhile  # the caller's work is done after the lookup, not during its waits
         waiting = deque(domains)
         config, pacer = self.resolver.config, self.resolver.pacer
         while waiting or self.retries or self.inflight:

@@ -32,6 +32,7 @@ from verification.engine import DomainAnswer, SubStatus, Verdict, verify_many
 from verification.engine.allowance import Allowance, held_below
 from verification.engine.core import DomainLookup
 from verification.engine.deep import catch_all_of, deep_verdict, probe_address, verdict_replaced
+from verification.engine.dns import LookupMeanwhile
 from verification.engine.egress import Egress
 from verification.engine.leases import ALLOWANCE_PREFIX, RedisLeases, allowance_from
 from verification.engine.modes import ValidationMode
@@ -208,8 +209,10 @@ def _fast_verdicts(emails: Sequence[str], lookup: DomainLookup) -> tuple[list[Ve
     so), and the domains' answers."""
     answers: dict[str, DomainAnswer] = {}
 
-    def remembered(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
-        answers.update(lookup(domains))  # kept: the MX hosts of the domains that need a session
+    def remembered(
+        domains: Collection[str], /, *, meanwhile: LookupMeanwhile | None = None
+    ) -> Mapping[str, DomainAnswer]:
+        answers.update(lookup(domains, meanwhile=meanwhile))  # kept: the MX hosts of the domains that need a session
         return answers
 
     fast = [verdict_replaced(v, validation_mode=ValidationMode.DEEP) for v in verify_many(emails, remembered)]

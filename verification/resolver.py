@@ -14,6 +14,7 @@ from lib import metrics
 from verification import canaries
 from verification.engine import BatchResolver, DomainAnswer, DomainStatus, ResolverConfig, lookup_domains
 from verification.engine.core import DomainLookup
+from verification.engine.dns import Meanwhile
 from verification.models import DomainRecord
 
 # What a lying resolver says of every name; a null MX is a record someone published, not a lie.
@@ -64,21 +65,23 @@ class TrustedResolver(BatchResolver):
         super().__init__(config)
         self.strict = strict
 
-    def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
+    def resolve(self, domains: Iterable[str], *, meanwhile: Meanwhile | None = None) -> dict[str, DomainAnswer]:
         wanted = list(dict.fromkeys(domains))
         canaries = list(settings.VERIFIER_DNS_CANARIES) if self.strict else []
         if not canaries:
-            answers = self._asked(wanted)
+            answers = self._asked(wanted, meanwhile)
             self._withheld_if_broken(answers)
             return answers
-        return self._vouched(wanted, canaries, again=True)
+        return self._vouched(wanted, canaries, again=True, meanwhile=meanwhile)
 
-    def _vouched(self, domains: list[str], canaries: list[str], *, again: bool) -> dict[str, DomainAnswer]:
+    def _vouched(
+        self, domains: list[str], canaries: list[str], *, again: bool, meanwhile: Meanwhile | None = None
+    ) -> dict[str, DomainAnswer]:
         """The domains' answers, asked in one batch before the canaries (see the class docstring)."""
         started = time.time()
         # The canaries go last: an answer vouches for those that arrived before it (a resolver that
         # breaks mid-batch fails the canaries too, instead of vouching for the lies that came before them).
-        asked = self._asked(dict.fromkeys([*domains, *canaries]))
+        asked = self._asked(dict.fromkeys([*domains, *canaries]), meanwhile)
         answers = {domain: asked[domain] for domain in domains}
         negative = _unvouched(asked, answers, frozenset(canaries))
         if not negative:
@@ -92,8 +95,8 @@ class TrustedResolver(BatchResolver):
         # for ever.
         return answers
 
-    def _asked(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
-        answers = super().resolve(domains)
+    def _asked(self, domains: Iterable[str], meanwhile: Meanwhile | None = None) -> dict[str, DomainAnswer]:
+        answers = super().resolve(domains, meanwhile=meanwhile)
         metrics.dns_queries_counted(answer.status for answer in answers.values())
         return answers
 

@@ -8,6 +8,7 @@ import gc
 import socket
 import threading
 import time
+from functools import partial
 
 import dns.flags
 import dns.message
@@ -181,7 +182,7 @@ def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsSe
     before = dns_server.queries
     verdicts = verify_many(
         ["b@good.com", "A@Good.com", "bad", "x@nullmx.com", "y@servfail.com"],
-        lambda domains: lookup_domains(domains, cache=cache, resolver=resolver),
+        partial(lookup_domains, cache=cache, resolver=resolver),
     )
     assert [v.email for v in verdicts] == ["b@good.com", "a@good.com", "bad", "x@nullmx.com", "y@servfail.com"]
     assert [v.status for v in verdicts] == ["valid", "valid", "invalid", "invalid", "unknown"]

@@ -102,7 +102,7 @@ def test_a_second_chance_asks_failed_domains_once_more(dns_server: DnsServer, db
     dns_server.set("later.com", SILENT)
     lookup = domain_lookup()
 
-    def lookup_then_weather_clears(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
+    def lookup_then_weather_clears(domains: Collection[str], /, **_: object) -> Mapping[str, DomainAnswer]:
         answers = lookup(domains)
         dns_server.set("later.com", MX("mx.later.com"))
         return answers

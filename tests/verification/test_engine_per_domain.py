@@ -12,6 +12,7 @@ from functools import partial
 import pytest
 
 from tests.support.dns_server import MX, DnsServer
+from tests.support.domain_cache import DictCache
 from verification.engine import (
     BatchResolver,
     ResolverConfig,
@@ -34,17 +35,6 @@ ROWS = [f"person{n}@{DOMAINS[n % 4]}" for n in range(56)] + [
     "x@gmial.com",
     "no-at-sign",
 ]
-
-
-class DictCache:
-    def __init__(self) -> None:
-        self.answers: dict[str, DomainAnswer] = {}
-
-    def get_many(self, domains: object) -> dict[str, DomainAnswer]:
-        return {d: self.answers[d] for d in domains if d in self.answers}  # type: ignore[attr-defined]
-
-    def put_many(self, answers: object) -> None:
-        self.answers.update((answer.domain, answer) for answer in answers)  # type: ignore[attr-defined]
 
 
 @pytest.fixture

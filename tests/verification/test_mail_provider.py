@@ -77,7 +77,7 @@ def test_portal_verdict_card_names_the_mail_provider(owner: Persona) -> None:
 
 def test_result_file_has_the_mail_provider_after_did_you_mean() -> None:
     answer = DomainAnswer("acme.com", DomainStatus.MX, 3600, ("acme-com.mail.protection.outlook.com",))
-    verdict = verify_one("jane@acme.com", lambda domains: {"acme.com": answer})
+    verdict = verify_one("jane@acme.com", lambda domains, **_: {"acme.com": answer})
     row = dict(zip(RESULT_COLUMNS, result_row(verdict), strict=True))
     assert RESULT_COLUMNS[RESULT_COLUMNS.index("did_you_mean") + 1] == "mail_provider"
     assert row["mail_provider"] == "microsoft"

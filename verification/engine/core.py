@@ -3,30 +3,126 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Protocol
 
-from verification.engine.dns import DomainAnswer, DomainStatus
+from verification.engine.dns import DomainAnswer, DomainStatus, LookupMeanwhile
 from verification.engine.modes import ValidationMode
 from verification.engine.syntax import normalise, parse, rough_parts, split
-from verification.engine.verdict import Status, SubStatus, Verdict, domain_half, domain_halves, judged, plain_checks
+from verification.engine.verdict import (
+    DomainHalf,
+    Status,
+    SubStatus,
+    Verdict,
+    domain_half,
+    domain_half_of,
+    domain_prepared,
+    is_role,
+    joined,
+    judged,
+    plain_checks,
+)
 
 logger = logging.getLogger(__name__)
 
-DomainLookup = Callable[[Collection[str]], Mapping[str, DomainAnswer]]
+
+class DomainLookup(Protocol):
+    """Every domain's answer. While it waits on DNS it may do `meanwhile`'s work (dns.lookup_domains
+    does); one that never waits may ignore it."""
+
+    def __call__(
+        self, domains: Collection[str], /, *, meanwhile: LookupMeanwhile | None = None
+    ) -> Mapping[str, DomainAnswer]: ...
+
+
+# Rows (or answers) taken in one step of the work done while DNS is awaited: a few tenths of a
+# millisecond, so that the answers that come meanwhile are read soon after.
+_ROWS_A_STEP = 256
+_ANSWERS_A_STEP = 64
 
 
 def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict]:
     """Verdicts in input order. Every distinct domain is looked up once, all concurrently, and
-    judged once (its `DomainHalf`); each row then adds what its local part says."""
+    judged once (its `DomainHalf`); each row then adds what its local part says. While the lookup
+    waits on DNS, the rows whose domains it knew already (cached) are judged, then what the others'
+    verdicts need of their local parts and domain names alone is worked out, then each is judged
+    as its domain's MX answer comes."""
     emails = list(map(normalise, raw_emails))
     parts = list(map(split, emails))
     domains = {part[1] for part in parts if part is not None}
-    answers = lookup(domains) if domains else {}
-    halves = domain_halves(domains, answers)
+    verdicts: list[Verdict | None] = [None] * len(emails)
+    roles: list[bool | None] = [None] * len(emails)
+    halves: dict[str, DomainHalf] = {}
+
+    def meanwhile(known: Mapping[str, DomainAnswer], arriving: Sequence[DomainAnswer]) -> Iterator[bool]:
+        return _judged_meanwhile(emails, parts, verdicts, roles, halves, known, arriving)
+
+    answers = lookup(domains, meanwhile=meanwhile) if domains else {}
+    half = domain_half_of
+    for domain in domains:
+        if domain not in halves:
+            answer = answers[domain]
+            halves[domain] = half(domain, True, answer.status, answer.mx_hosts)
     return [
-        judged(email, part[0], halves[part[1]]) if part is not None else _unparsed(email)
-        for email, part in zip(emails, parts, strict=True)
+        verdict
+        if verdict is not None
+        else _unparsed(email)
+        if part is None
+        else joined(email, part[0], is_role(part[0]) if role is None else role, halves[part[1]])
+        for verdict, email, part, role in zip(verdicts, emails, parts, roles, strict=True)
     ]
+
+
+def _judged_meanwhile(
+    emails: list[str],
+    parts: list[tuple[str, str] | None],
+    verdicts: list[Verdict | None],
+    roles: list[bool | None],
+    halves: dict[str, DomainHalf],
+    known: Mapping[str, DomainAnswer],
+    arriving: Sequence[DomainAnswer],
+) -> Iterator[bool]:
+    """What `verify_many` does while the lookup waits, a step at a time: the rows whose domains
+    `known` answers for judged (each domain's half worked out once, kept in `halves`); for the
+    others, whether their local parts are roles (`roles`) and what their domain names say; then
+    those rows judged as their domains' MX answers are `arriving` (others are left to the end)."""
+    half = domain_half_of
+    left: list[int] = []  # the rows whose domains are being looked up
+    for start in range(0, len(emails), _ROWS_A_STEP):
+        for row in range(start, min(start + _ROWS_A_STEP, len(emails))):
+            if (part := parts[row]) is None:
+                continue
+            domain = part[1]
+            if (found := halves.get(domain)) is None:
+                if (answer := known.get(domain)) is None:
+                    left.append(row)
+                    continue
+                found = halves[domain] = half(domain, True, answer.status, answer.mx_hosts)
+            verdicts[row] = judged(emails[row], part[0], found)
+        yield True
+    rows_of: dict[str, list[int]] = {}
+    for start in range(0, len(left), _ROWS_A_STEP):
+        for row in left[start : start + _ROWS_A_STEP]:
+            local, domain = parts[row]  # type: ignore[misc]  # a row in `left` has its parts
+            roles[row] = is_role(local)
+            if (rows := rows_of.get(domain)) is None:
+                rows_of[domain] = [row]
+                domain_prepared(domain)
+            else:
+                rows.append(row)
+        yield True
+    seen = 0
+    while rows_of:
+        if seen == len(arriving):
+            yield False
+            continue
+        for answer in arriving[seen : seen + _ANSWERS_A_STEP]:
+            if answer.status is DomainStatus.MX and (rows := rows_of.pop(answer.domain, None)) is not None:
+                found = halves[answer.domain] = half(answer.domain, True, answer.status, answer.mx_hosts)
+                for row in rows:
+                    verdicts[row] = joined(emails[row], parts[row][0], roles[row], found)  # type: ignore[index,arg-type]
+        seen = min(len(arriving), seen + _ANSWERS_A_STEP)
+        yield True
 
 
 def _unparsed(email: str) -> Verdict:
@@ -42,8 +138,10 @@ def with_second_chance(lookup: DomainLookup) -> DomainLookup:
     """The lookup, then once more for the domains whose DNS failed, before they are judged
     unknown: a bulk job would otherwise charge for a verdict one bad second decided."""
 
-    def lookup_twice(domains: Collection[str]) -> Mapping[str, DomainAnswer]:
-        answers = dict(lookup(domains))
+    def lookup_twice(
+        domains: Collection[str], /, *, meanwhile: LookupMeanwhile | None = None
+    ) -> Mapping[str, DomainAnswer]:
+        answers = dict(lookup(domains, meanwhile=meanwhile))
         failed = [domain for domain, answer in answers.items() if answer.status is DomainStatus.FAILURE]
         if failed:
             answers.update(lookup(failed))

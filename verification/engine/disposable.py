@@ -32,14 +32,21 @@ def never_disposable() -> frozenset[str]:
 
 @lru_cache(maxsize=1 << 16)  # a bulk chunk asks about the same few providers thousands of times
 def is_disposable(domain: str, mx_hosts: tuple[str, ...] = ()) -> bool:
-    if domain in never_disposable():
-        return False
-    if _listed(domain):
-        return True
+    if (decided := decided_by_name(domain)) is not None:
+        return decided
     for host in mx_hosts:  # noqa: SIM110 - a loop, not any() over a generator: once for each new domain of a job
         if _throwaway_host(host, domain):
             return True
     return False
+
+
+@lru_cache(maxsize=1 << 16)  # one entry a domain, worked out while its MX hosts are being looked up
+def decided_by_name(domain: str) -> bool | None:
+    """What the domain's name alone decides: never throwaway (False), listed (True), or nothing
+    (None: its MX hosts decide)."""
+    if domain in never_disposable():
+        return False
+    return True if _listed(domain) else None
 
 
 def _listed(name: str, below: str = "") -> bool:

@@ -25,7 +25,7 @@ import selectors
 import socket
 import time
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -103,12 +103,24 @@ def system_nameservers() -> tuple[Nameserver, ...]:
     return tuple((str(address), resolver.port) for address in resolver.nameservers)
 
 
-def lookup_domains(domains: Collection[str], *, cache: DomainCache, resolver: BatchResolver) -> dict[str, DomainAnswer]:
-    """Answers for every domain: from the cache where fresh, else from DNS (then cached)."""
+# Work done while a batch waits on DNS: given the answers as they come (a list that grows, in order
+# of arrival), an iterator whose every step is a short slice of it and says whether it did any
+# (False: nothing to do until more answers come). An MX answer is final as it comes: only negative
+# answers may yet be withheld (verification/resolver.py), only failures asked again (core.py).
+Meanwhile = Callable[[Sequence[DomainAnswer]], Iterator[bool]]
+# The same for a lookup, which is also given the answers it knew before asking (the cache's).
+LookupMeanwhile = Callable[[Mapping[str, DomainAnswer], Sequence[DomainAnswer]], Iterator[bool]]
+
+
+def lookup_domains(
+    domains: Collection[str], *, cache: DomainCache, resolver: BatchResolver, meanwhile: LookupMeanwhile | None = None
+) -> dict[str, DomainAnswer]:
+    """Answers for every domain: from the cache where fresh, else from DNS (then cached). While DNS
+    is awaited, `meanwhile`'s work on the cached answers is done a step at a time."""
     found = cache.get_many(domains) if domains else {}
     missing = [d for d in domains if d not in found]
     if missing:
-        fresh = resolver.resolve(missing)
+        fresh = resolver.resolve(missing, meanwhile=functools.partial(meanwhile, found) if meanwhile else None)
         cache.put_many(answer for answer in fresh.values() if answer.cacheable)
         found.update(fresh)
     return found
@@ -150,12 +162,13 @@ class BatchResolver:
         now = time.monotonic()
         self.pacer = Pacer(config.timeout, config.max_qps, refilled=now, period_start=now)
 
-    def resolve(self, domains: Iterable[str]) -> dict[str, DomainAnswer]:
+    def resolve(self, domains: Iterable[str], *, meanwhile: Meanwhile | None = None) -> dict[str, DomainAnswer]:
         """Every domain's answer, in the order the answers arrived (the trusted resolver's canaries
-        vouch only for answers before theirs); a failure counts as arriving when it was given up."""
+        vouch only for answers before theirs); a failure counts as arriving when it was given up.
+        Whenever it would wait for an answer, it takes a step of `meanwhile`'s work instead, if any is left."""
         batch = self.batch()
         try:
-            return batch.run(list(dict.fromkeys(domains)))
+            return batch.run(list(dict.fromkeys(domains)), meanwhile)
         finally:
             batch.close()
 
@@ -181,8 +194,15 @@ class BatchResolver:
         if not reply.mx:
             return _answer(domain, DomainStatus.NO_MX, _clamp(_negative(reply), low, high), ())
         # Lists, not generators: this runs once a domain, tens of thousands of times a job.
-        ttl = _clamp(min([ttl for _, _, ttl in reply.mx]), low, high)
-        hosts = tuple([host for _, host in sorted([(pref, host) for pref, host, _ in reply.mx if host])])
+        records = reply.mx
+        ttl = _clamp(min([ttl for _, _, ttl in records]), low, high)
+        hosts: tuple[str, ...]
+        if len(records) == 1:  # most domains have one or two
+            hosts = (records[0][1],) if records[0][1] else ()
+        elif len(records) == 2 and records[0][1] and records[1][1]:
+            hosts = (records[0][1], records[1][1]) if records[0] <= records[1] else (records[1][1], records[0][1])
+        else:
+            hosts = tuple([host for _, host in sorted([(pref, host) for pref, host, _ in records if host])])
         return _answer(domain, DomainStatus.MX if hosts else DomainStatus.NULL_MX, ttl, hosts)
 
 
@@ -208,18 +228,28 @@ class _Batch:
         self.timers: list[_Timer] = []
         self.latest_timer: _Timer | None = None
         self.answers: dict[str, DomainAnswer] = {}
+        self.arrived: list[DomainAnswer] = []  # the answers over UDP, as they came
         self.truncated: list[tuple[str, int]] = []
         self.sent = 0
         self.retries: deque[_Query] = deque()  # timed out, to be asked again
         self.pacer = resolver.pacer
 
-    def run(self, domains: list[str]) -> dict[str, DomainAnswer]:
+    def run(self, domains: list[str], meanwhile: Meanwhile | None = None) -> dict[str, DomainAnswer]:
         waiting = deque(domains)
+        work = meanwhile(self.arrived) if meanwhile else None
         while waiting or self.retries or self.udp.inflight:
             paced = self.send_paced(waiting)
             wait = max(0.0, self.timers[0][0] - time.monotonic()) if self.timers else None
             if paced:
                 wait = min(wait if wait is not None else paced, paced)
+            # Rather than wait, a step of the caller's work, then a look at what came meanwhile: the
+            # last answers of a batch come a round trip after its last query, idle time a chunk.
+            if work is not None and wait != 0.0:
+                did = next(work, None)
+                if did is None:
+                    work = None
+                elif did:
+                    wait = 0.0
             if wait is None:  # no timer and no pace to wake us: nothing left could ever be answered
                 self.give_up(waiting)
                 break
@@ -270,12 +300,15 @@ class _Batch:
 
     def drain(self, sock: socket.socket, server: int, slot: int) -> None:
         """Take every answer waiting on the socket."""
-        inflight, pacer = self.udp.inflight, self.pacer
+        inflight = self.udp.inflight
+        now, sent_at = time.monotonic(), None  # what waits on the socket came before now
         for key, query, reply in self.udp.answers(sock, server, slot):
             del inflight[key]
-            now = time.monotonic()
-            pacer.on_answer(now, now - query.sent_at)
+            if sent_at is None:
+                sent_at = query.sent_at
             self.receive(query, server, reply)
+        if sent_at is not None:  # one round trip measured a read, not one an answer (RFC 6298, 3)
+            self.pacer.on_answer(now, now - sent_at)
 
     def receive(self, query: _Query, server: int, reply: dnswire.Reply) -> None:
         if reply.rcode not in (dnswire.NOERROR, dnswire.NXDOMAIN):
@@ -284,7 +317,8 @@ class _Batch:
         elif reply.truncated and not reply.mx and reply.rcode == dnswire.NOERROR:
             self.truncated.append((query.domain, server))
         else:
-            self.answers[query.domain] = self.resolver.answer(query.domain, reply)
+            self.answers[query.domain] = answer = self.resolver.answer(query.domain, reply)
+            self.arrived.append(answer)
 
     def expire(self) -> None:
         now = time.monotonic()

@@ -31,6 +31,7 @@ UDP_PAYLOAD = 1232
 _HEADER = struct.Struct("!HHHHHH")
 _RECORD = struct.Struct("!HHIH")  # type, class, ttl, rdata length
 _PREFERENCE = struct.Struct("!H")
+_MX_RECORD = struct.Struct("!HHIHH")  # a record's type, class, ttl and rdata length, then an MX's preference
 _FLAG_QR = 0x8000
 _FLAG_TC = 0x0200
 _FLAG_RD = 0x0100
@@ -190,15 +191,16 @@ def _plain_mx(wire: bytes, pos: int, count: int, question: str) -> tuple[tuple[i
     alone, each owned by the question (a pointer to it); None for any other answer (read the
     general way). Tens of thousands of these a bulk job."""
     records = []
+    end = len(wire)
     for _ in range(count):
-        if wire[pos] != 0xC0 or wire[pos + 1] != 12:
+        if wire[pos] != 0xC0 or wire[pos + 1] != 12 or pos + 2 + _MX_RECORD.size > end:
             return None
-        rtype, _, ttl, length = _RECORD.unpack_from(wire, pos + 2)
+        rtype, _, ttl, length, preference = _MX_RECORD.unpack_from(wire, pos + 2)
         start = pos + 2 + _RECORD.size
         pos = start + length
-        if rtype != MX or pos > len(wire):
+        if rtype != MX or pos > end:
             return None
-        records.append((_PREFERENCE.unpack_from(wire, start)[0], _read_under_question(wire, start + 2, question), ttl))
+        records.append((preference, _read_under_question(wire, start + 2, question), ttl))
     return tuple(records)
 
 
@@ -219,6 +221,9 @@ def _chain(name: str, cnames: dict[str, str]) -> list[str]:
 def _read_under_question(wire: bytes, pos: int, question: str) -> str:
     """`read_name(wire, pos)[0]` for a reply whose question (at offset 12) was read plain: an MX host
     is most often a label or two and a pointer to the question, whose text is known already."""
+    length = wire[pos]
+    if 0 < length < 0x40 and wire[pos + 1 + length] == 0xC0 and wire[pos + 2 + length] == 12:  # one label, as mx1
+        return wire[pos + 1 : pos + 1 + length].decode("ascii", "backslashreplace").lower() + "." + question
     labels: list[bytes] = []
     start = pos
     while (length := wire[pos]) and length < 0x40:

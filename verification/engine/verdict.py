@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -188,18 +187,18 @@ def domain_half(domain: str, parsed: bool, answer: DomainAnswer | None) -> Domai
     Kept for the next chunks while the answer says the same (its TTL plays no part): a job's rows
     share a domain across many chunks."""
     if answer is None:
-        return _domain_half(domain, parsed, None, ())
-    return _domain_half(domain, parsed, answer.status, answer.mx_hosts)
+        return domain_half_of(domain, parsed, None, ())
+    return domain_half_of(domain, parsed, answer.status, answer.mx_hosts)
 
 
-def domain_halves(domains: Iterable[str], answers: Mapping[str, DomainAnswer]) -> dict[str, DomainHalf]:
-    """`domain_half(domain, True, answers[domain])` for each of a chunk's domains, in one call."""
-    half = _domain_half
-    return {domain: half(domain, True, (answer := answers[domain]).status, answer.mx_hosts) for domain in domains}
+def domain_prepared(domain: str) -> None:
+    """Work out now what `domain_half` will need of the domain's name alone, before its DNS answer
+    (while it is awaited)."""
+    disposable.decided_by_name(domain)
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def _domain_half(domain: str, parsed: bool, status: DomainStatus | None, mx_hosts: tuple[str, ...]) -> DomainHalf:
+def domain_half_of(domain: str, parsed: bool, status: DomainStatus | None, mx_hosts: tuple[str, ...]) -> DomainHalf:
     throwaway = bool(domain) and disposable.is_disposable(domain, mx_hosts)
     free = bool(domain) and lists.is_free_provider(domain)
     provider = providers.mail_provider(mx_hosts) if mx_hosts else None
@@ -233,10 +232,20 @@ _half = frozen.builder(DomainHalf)
 
 def judged(email: str, local: str, half: DomainHalf) -> Verdict:
     """A row's verdict: its domain's half joined to what its local part says (a role or not)."""
-    outcome = half.outcomes[bool(local) and lists.is_role(local)]
     suggestion = half.suggestion
     did_you_mean = f"{local}@{suggestion}" if suggestion else None
-    return _verdict(email, outcome, did_you_mean, half.mail_provider)
+    return _verdict(email, half.outcomes[is_role(local)], did_you_mean, half.mail_provider)
+
+
+def is_role(local: str) -> bool:
+    return bool(local) and lists.role_key(local) in lists.role_local_parts()
+
+
+def joined(email: str, local: str, role: bool, half: DomainHalf) -> Verdict:
+    """`judged`, for a local part already found to be a role or not (`is_role`)."""
+    suggestion = half.suggestion
+    did_you_mean = f"{local}@{suggestion}" if suggestion else None
+    return _verdict(email, half.outcomes[role], did_you_mean, half.mail_provider)
 
 
 # A Verdict built field by field at a mutable dataclass's cost (frozen.py; a test checks they agree).
@@ -273,9 +282,10 @@ _new = object.__new__
 
 def rules_forget() -> None:
     """Forget what the rules worked out per domain, as a new worker process starts (the benchmark's rounds)."""
-    _domain_half.cache_clear()
+    domain_half_of.cache_clear()
     _outcomes.cache_clear()
     disposable.is_disposable.cache_clear()
+    disposable.decided_by_name.cache_clear()
     providers.mail_provider.cache_clear()
 
 
