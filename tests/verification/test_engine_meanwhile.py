@@ -73,13 +73,13 @@ def test_the_verdicts_are_those_of_a_lookup_that_does_nothing_meanwhile() -> Non
 
 def test_a_cached_domains_rows_are_judged_while_the_others_are_awaited(monkeypatch: pytest.MonkeyPatch) -> None:
     judged_at: dict[str, float] = {}
-    original = core.judged
+    original = core.joined
 
-    def recorded(email: str, local: str, half: object) -> object:
+    def recorded(email: str, *rest: object) -> object:
         judged_at.setdefault(email, time.monotonic())
-        return original(email, local, half)  # type: ignore[arg-type]
+        return original(email, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(core, "judged", recorded)
+    monkeypatch.setattr(core, "joined", recorded)
     with DnsServer(zone=ZONE, delay=0.3) as server:
         lookup = _lookup(server)
         returned: list[float] = []

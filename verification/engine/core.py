@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Protocol
 
 from verification.engine.dns import DomainAnswer, DomainStatus, LookupMeanwhile
+from verification.engine.lists import role_key, role_local_parts
 from verification.engine.modes import ValidationMode
 from verification.engine.syntax import normalise, parse, rough_parts, split
 from verification.engine.verdict import (
@@ -17,7 +18,6 @@ from verification.engine.verdict import (
     domain_half,
     domain_half_of,
     domain_prepared,
-    is_role,
     joined,
     judged,
     plain_checks,
@@ -58,6 +58,7 @@ def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict
         return _judged_meanwhile(emails, parts, verdicts, roles, halves, known, arriving)
 
     answers = lookup(domains, meanwhile=meanwhile) if domains else {}
+    key, role_keys = role_key, role_local_parts()  # `is_role`, without two calls a row
     half = domain_half_of
     for domain in domains:
         if domain not in halves:
@@ -68,7 +69,9 @@ def verify_many(raw_emails: Sequence[str], lookup: DomainLookup) -> list[Verdict
         if verdict is not None
         else _unparsed(email)
         if part is None
-        else joined(email, part[0], is_role(part[0]) if role is None else role, halves[part[1]])
+        else joined(
+            email, part[0], bool(part[0]) and key(part[0]) in role_keys if role is None else role, halves[part[1]]
+        )
         for verdict, email, part, role in zip(verdicts, emails, parts, roles, strict=True)
     ]
 
@@ -87,24 +90,27 @@ def _judged_meanwhile(
     others, whether their local parts are roles (`roles`) and what their domain names say; then
     those rows judged as their domains' MX answers are `arriving` (others are left to the end)."""
     half = domain_half_of
+    for domain, answer in known.items():
+        halves[domain] = half(domain, True, answer.status, answer.mx_hosts)
+    yield True
     left: list[int] = []  # the rows whose domains are being looked up
+    found = halves.get
+    key, role_keys = role_key, role_local_parts()  # `is_role`, without two calls a row
     for start in range(0, len(emails), _ROWS_A_STEP):
-        for row in range(start, min(start + _ROWS_A_STEP, len(emails))):
-            if (part := parts[row]) is None:
+        stop = start + _ROWS_A_STEP
+        for row, email, part in zip(range(start, stop), emails[start:stop], parts[start:stop], strict=False):
+            if part is None:
                 continue
-            domain = part[1]
-            if (found := halves.get(domain)) is None:
-                if (answer := known.get(domain)) is None:
-                    left.append(row)
-                    continue
-                found = halves[domain] = half(domain, True, answer.status, answer.mx_hosts)
-            verdicts[row] = judged(emails[row], part[0], found)
+            if (domain_half := found(part[1])) is None:
+                left.append(row)
+            else:
+                verdicts[row] = joined(email, part[0], bool(part[0]) and key(part[0]) in role_keys, domain_half)
         yield True
     rows_of: dict[str, list[int]] = {}
     for start in range(0, len(left), _ROWS_A_STEP):
         for row in left[start : start + _ROWS_A_STEP]:
             local, domain = parts[row]  # type: ignore[misc]  # a row in `left` has its parts
-            roles[row] = is_role(local)
+            roles[row] = bool(local) and key(local) in role_keys
             if (rows := rows_of.get(domain)) is None:
                 rows_of[domain] = [row]
                 domain_prepared(domain)
@@ -118,9 +124,9 @@ def _judged_meanwhile(
             continue
         for answer in arriving[seen : seen + _ANSWERS_A_STEP]:
             if answer.status is DomainStatus.MX and (rows := rows_of.pop(answer.domain, None)) is not None:
-                found = halves[answer.domain] = half(answer.domain, True, answer.status, answer.mx_hosts)
+                domain_half = halves[answer.domain] = half(answer.domain, True, answer.status, answer.mx_hosts)
                 for row in rows:
-                    verdicts[row] = joined(emails[row], parts[row][0], roles[row], found)  # type: ignore[index,arg-type]
+                    verdicts[row] = joined(emails[row], parts[row][0], roles[row], domain_half)  # type: ignore[index,arg-type]
         seen = min(len(arriving), seen + _ANSWERS_A_STEP)
         yield True
 
