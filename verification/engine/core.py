@@ -119,16 +119,16 @@ def _judged_meanwhile(
         yield True
     seen = 0
     while rows_of:
-        if seen == len(arriving):
-            yield False
-            continue
-        for answer in arriving[seen : seen + _ANSWERS_A_STEP]:
+        end = min(len(arriving), seen + _ANSWERS_A_STEP)
+        for answer in arriving[seen:end]:
             if answer.status is DomainStatus.MX and (rows := rows_of.pop(answer.domain, None)) is not None:
                 domain_half = halves[answer.domain] = half(answer.domain, True, answer.status, answer.mx_hosts)
                 for row in rows:
                     verdicts[row] = joined(emails[row], parts[row][0], roles[row], domain_half)  # type: ignore[index,arg-type]
-        seen = min(len(arriving), seen + _ANSWERS_A_STEP)
-        yield True
+        seen = end
+        # More to do now only if answers are left over; else the batch waits for the next ones, rather
+        # than look at its sockets once more first (answers often come one or two at a time).
+        yield seen < len(arriving)
 
 
 def _unparsed(email: str) -> Verdict:
