@@ -18,6 +18,8 @@ from jobs.downloads import original_ensure
 from jobs.models import Job
 from lib.address_keys import address_key, address_keys
 from lib.errors import DomainError
+from lib.text import MESSAGE as CONTROLS_MESSAGE
+from lib.text import has_controls
 from privacy.exports import exports_erasure
 from verification.engine.syntax import normalise
 from verification.models import CachedVerdict, CatchAllAnswer, MailboxAnswer, RetriedVerification
@@ -36,6 +38,9 @@ def emails_of(body: object) -> list[str]:
         raise DomainError(
             f"emails: Every item must be a non-blank string of at most {MAX_EMAIL_LENGTH} characters.", "emails"
         )
+    # No store holds an address with a control character, and PostgreSQL refuses NUL in a query's text.
+    if any(has_controls(email) for email in emails):
+        raise DomainError(f"emails: {CONTROLS_MESSAGE}", "emails")
     return list(dict.fromkeys(normalise(email) for email in emails))
 
 

@@ -98,7 +98,8 @@ def test_a_test_key_erases_nothing(owner: Persona) -> None:
 @pytest.mark.parametrize(
     "body",
     [{}, {"emails": []}, {"emails": "jane@good.com"}, {"emails": [ERASED, 7]}, {"emails": [" "]},
-     {"emails": ["a@b.co"] * 1001}, {"emails": ["x" * 1001]}, [ERASED]],
+     {"emails": ["a@b.co"] * 1001}, {"emails": ["x" * 1001]}, [ERASED], {"emails": ["\x00"]},
+     {"emails": [ERASED, "jane\x00@good.com"]}, {"emails": ["jane@good.com\x1b"]}],
 )  # fmt: skip
 def test_bad_input_is_refused_in_the_contracts_shape_and_erases_nothing(owner: Persona, body: object) -> None:
     owner.verify(ERASED)
