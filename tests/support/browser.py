@@ -105,9 +105,13 @@ def page(chromium: Browser, live_server: Any, monkeypatch: pytest.MonkeyPatch) -
         yield page
     finally:
         context.close()
+        # ORM calls made while Playwright's loop counts as running got connections of their own: Django
+        # keeps a thread's connections apart while an event loop runs in it (asgiref's thread-critical
+        # Local). They are closed now, while the loop still counts as running (closed after it is set
+        # aside, the thread's other connections were closed instead, and the one left open kept
+        # PostgreSQL from dropping the test database at the end of the run); then the thread's own.
+        connections.close_all()
         _loop_put_aside()
-        # ORM calls made while Playwright's loop ran got their own connection (Django keys
-        # connections by context, not only by thread); close it or PostgreSQL cannot drop the test DB.
         connections.close_all()
     assert violations == [], "Content-Security-Policy violations:\n" + "\n".join(violations)
 
