@@ -27,7 +27,8 @@ class ErasureApi(AccountAPIView):
                 *BODY_ERRORS,
                 described={
                     400: f"invalid_request (param `emails`): not a list of 1 to {MAX_EMAILS:,} non-blank strings "
-                    "of at most 1,000 characters, or an item holds a control character (such as NUL); nothing is erased",
+                    "of at most 1,000 characters, or an item holds a control character (such as NUL); "
+                    "nothing is erased",
                     403: "key_not_permitted: only a live `full` key created by an owner or admin may erase",
                     413: "request_too_large: a JSON body over 1 MB",
                 },
