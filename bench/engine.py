@@ -10,16 +10,15 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Collection, Iterable
 from functools import partial
 
 from bench.data import Dataset
 from bench.procs import current_rss_mib, peak_rss_mib, reset_peak_rss
 from bench.results import Measurement
 from lib.garbage import lifelong_frozen
+from tests.support.domain_cache import DictCache
 from verification.engine import (
     BatchResolver,
-    DomainAnswer,
     ResolverConfig,
     lookup_domains,
     verify_many,
@@ -27,20 +26,6 @@ from verification.engine import (
 from verification.engine.verdict import rules_forget, rules_load
 
 CHUNK = 2000
-
-
-class DictCache:
-    """The ``DomainCache`` protocol over a plain dict (no expiry: one run is far shorter than any TTL)."""
-
-    def __init__(self) -> None:
-        self.answers: dict[str, DomainAnswer] = {}
-
-    def get_many(self, domains: Collection[str]) -> dict[str, DomainAnswer]:
-        return {d: self.answers[d] for d in domains if d in self.answers}
-
-    def put_many(self, answers: Iterable[DomainAnswer]) -> None:
-        for answer in answers:
-            self.answers[answer.domain] = answer
 
 
 def as_a_fresh_worker() -> None:

@@ -13,9 +13,10 @@ import time
 from functools import partial
 
 from bench.dnsd import start_dns
-from bench.engine import CHUNK, DictCache
+from bench.engine import CHUNK
 from bench.procs import Processes
 from bench.results import Measurement
+from tests.support.domain_cache import DictCache
 from verification.engine import BatchResolver, ResolverConfig, lookup_domains, verify_many
 from verification.engine.core import with_second_chance
 

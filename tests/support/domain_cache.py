@@ -1,4 +1,5 @@
-"""The engine's `DomainCache` protocol over a plain dict, for tests that run the engine without a database."""
+"""The engine's `DomainCache` protocol over a plain dict, for the tests and the `engine` benchmark, which
+run the engine without a database (no expiry: a test or a round is far shorter than any TTL)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ import dns.rrset
 import pytest
 
 from tests.support.dns_server import CNAME, MX, NULL_MX, NXDOMAIN, SERVFAIL, SILENT, Behaviour, DnsServer
+from tests.support.domain_cache import DictCache
 from verification.engine import BatchResolver, DomainStatus, ResolverConfig, verify_many
 from verification.engine.dns import lookup_domains
 
@@ -165,17 +166,6 @@ def test_a_lookup_leaves_nothing_for_the_cyclic_collector(dns_server: DnsServer)
 # --- with a cache in front ----------------------------------------------------------------------------
 
 
-class DictCache:
-    def __init__(self) -> None:
-        self.data: dict = {}
-
-    def get_many(self, domains):
-        return {d: self.data[d] for d in domains if d in self.data}
-
-    def put_many(self, answers):
-        self.data.update({a.domain: a for a in answers})
-
-
 def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsServer) -> None:
     cache = DictCache()
     resolver = resolver_for(dns_server)
@@ -186,7 +176,7 @@ def test_verify_many_looks_each_domain_up_once_and_keeps_order(dns_server: DnsSe
     )
     assert [v.email for v in verdicts] == ["b@good.com", "a@good.com", "bad", "x@nullmx.com", "y@servfail.com"]
     assert [v.status for v in verdicts] == ["valid", "valid", "invalid", "invalid", "unknown"]
-    assert set(cache.data) == {"good.com", "nullmx.com"}  # the failure was not cached
+    assert set(cache.answers) == {"good.com", "nullmx.com"}  # the failure was not cached
     assert dns_server.queries - before == 3
     dns_server.set("nullmx.com", NULL_MX)
 

@@ -232,9 +232,7 @@ _half = frozen.builder(DomainHalf)
 
 def judged(email: str, local: str, half: DomainHalf) -> Verdict:
     """A row's verdict: its domain's half joined to what its local part says (a role or not)."""
-    suggestion = half.suggestion
-    did_you_mean = f"{local}@{suggestion}" if suggestion else None
-    return _verdict(email, half.outcomes[is_role(local)], did_you_mean, half.mail_provider)
+    return joined(email, local, is_role(local), half)
 
 
 def is_role(local: str) -> bool:
