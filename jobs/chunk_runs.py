@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import KeyMode
@@ -32,7 +32,7 @@ from jobs.fair_share import UNFINISHED
 from jobs.grouping import grouping_stalled
 from jobs.lifecycle import chunk_release, job_complete_if_done, job_fail
 from jobs.models import MAIL_PROVIDER_PREFIX, Chunk, Job
-from lib import metrics
+from lib import metrics, sql
 from lib.address_keys import remembered
 from lib.deferred import deferred
 from lib.garbage import collector_paused
@@ -207,23 +207,28 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
 
 
 def _take(chunk_id: int, now: datetime) -> bool:
-    """The conditional UPDATE that claims a chunk: True if this worker won it."""
-    lease = timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    """The conditional UPDATE that claims a chunk: True if this worker won it. Written out, as the
+    pick is (jobs/fair_share.py)."""
     # The chunk's own conditions stay on the UPDATE itself, not in a subquery (as a join with the
     # job would put them): PostgreSQL re-checks only those after waiting for a row another worker
     # was claiming, so each waiter would claim the chunk again.
-    unfinished_jobs = Job.objects.filter(status__in=UNFINISHED).values("pk")
-    claimable = Chunk.objects.filter(fair_share.claimable(now), pk=chunk_id, job_id__in=unfinished_jobs)
-    if connection.features.has_select_for_update_skip_locked and not _row_locked(claimable):
+    claimable = (
+        f"{fair_share.CLAIMABLE_SQL} AND c.id = %(id)s AND c.job_id IN"
+        f" (SELECT j.id FROM {Job._meta.db_table} j WHERE {fair_share.UNFINISHED_SQL})"
+    )
+    values = {"now": sql.db_datetime(now), "id": chunk_id}
+    if connection.features.has_select_for_update_skip_locked and not sql.fetch_one(
+        f"SELECT c.id FROM {Chunk._meta.db_table} c WHERE {claimable} FOR UPDATE SKIP LOCKED", values
+    ):
         return False  # another worker is claiming it: rather than wait for its commit (and lose), go on
-    won = claimable.update(state=Chunk.State.RUNNING, attempts=F("attempts") + 1, lease_expires_at=now + lease)
-    return bool(won)
-
-
-def _row_locked(chunks: QuerySet[Chunk]) -> bool:
-    """PostgreSQL: lock the chunk's row for this transaction; False at once when another transaction
-    holds it (or it is not claimable)."""
-    return bool(chunks.select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True))
+    lease = now + timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    return bool(
+        sql.execute(
+            f"UPDATE {Chunk._meta.db_table} AS c SET state = '{Chunk.State.RUNNING}', attempts = attempts + 1,"
+            f" lease_expires_at = %(lease)s WHERE {claimable}",
+            values | {"lease": sql.db_datetime(lease)},
+        )
+    )
 
 
 def _sibling_take(chunk_id: int, now: datetime) -> int | None:
@@ -234,14 +239,22 @@ def _sibling_take(chunk_id: int, now: datetime) -> int | None:
     one: without this, all but one would find nothing and end their task, and the job would run on
     one worker (docs/bulk.md, "Many customers at once"). Deep jobs keep their own scheduling.
     """
-    job = Job.objects.filter(chunks__pk=chunk_id, status__in=UNFINISHED).first()
-    if job is None or fair_share.is_slow(job):
+    waiting = f"{fair_share.CHUNKS_OF_UNFINISHED} WHERE {fair_share.CLAIMABLE_SQL}"
+    values = {"now": sql.db_datetime(now), "id": chunk_id, "count": settings.BULK_PARALLEL_CHUNKS}
+    job = sql.fetch_one(
+        f"SELECT j.id, j.account_id FROM {fair_share.CHUNKS_OF_UNFINISHED}"
+        f" WHERE c.id = %(id)s AND NOT ({fair_share.SLOW_SQL})",
+        values,
+    )
+    if job is None:  # finished, or a deep job
         return None
-    waiting = Chunk.objects.filter(fair_share.claimable(now), job__status__in=UNFINISHED)
-    if waiting.exclude(job__account_id=job.account_id).exists():
+    values |= {"job": job[0], "account": job[1]}
+    if sql.fetch_one(f"SELECT 1 FROM {waiting} AND j.account_id <> %(account)s LIMIT 1", values):
         return None
-    candidates = waiting.filter(job_id=job.pk).order_by("index").values_list("pk", flat=True)
-    return next((pk for pk in candidates[: settings.BULK_PARALLEL_CHUNKS] if _take(pk, now)), None)
+    candidates = sql.fetch_all(
+        f'SELECT c.id FROM {waiting} AND c.job_id = %(job)s ORDER BY c."index" LIMIT %(count)s', values
+    )
+    return next((pk for (pk,) in candidates if _take(pk, now)), None)
 
 
 def _reserve(chunk: Chunk) -> None:

@@ -20,12 +20,13 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, Min, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import KeyMode
 from jobs import queue
 from jobs.models import Chunk, Job
+from lib import sql
 from verification.engine.modes import ValidationMode
 
 logger = logging.getLogger(__name__)
@@ -50,9 +51,6 @@ def claimable(now: datetime) -> Q:
     return Q(due, state=Chunk.State.PENDING) | Q(state=Chunk.State.RUNNING, lease_expires_at__lt=now)
 
 
-# A live deep job's chunks wait on mail servers (a test key's sandbox answers at once): in a query,
-# and of a job in hand.
-SLOW_CHUNKS = Q(job__validation_mode=ValidationMode.DEEP, job__key_mode=KeyMode.LIVE)
 # A test key's chunks: the sandbox judges them, asking no resolver, so they run while it is broken.
 SANDBOX_CHUNKS = Q(job__key_mode=KeyMode.TEST)
 
@@ -74,12 +72,30 @@ def batch_rows(total: int) -> int:
     return min(settings.BULK_DEEP_BATCH_ROWS, max(chunk, -(-share // chunk) * chunk))
 
 
-def _batch_held(now: datetime) -> Q:
-    """A chunk whose batch another worker is running now (a chunk of it leased): a deep worker takes a
-    batch whole, so the next one takes the job's next batch. A job not grouped is one batch."""
-    running = Chunk.objects.filter(job_id=OuterRef("job_id"), state=Chunk.State.RUNNING, lease_expires_at__gte=now)
-    ungrouped = Q(batch__isnull=True) & Exists(running.filter(batch__isnull=True))
-    return Exists(running.filter(batch=OuterRef("batch"))) | ungrouped
+# The statements of every pick and claim, written out (lib/sql.py): compiled afresh by the ORM for
+# each chunk, they took about a tenth of a fast chunk's worker CPU, many times what the database
+# needed to run them. Chunk `c` of job `j`; `%(now)s` the claim's time. CLAIMABLE_SQL says what
+# `claimable` says; tests/jobs/test_claim_statements.py holds them, and the pick's conditions, to
+# what the ORM would select.
+_CHUNKS, _JOBS = Chunk._meta.db_table, Job._meta.db_table
+UNFINISHED_SQL = f"j.status IN ('{Job.Status.PENDING}', '{Job.Status.PROCESSING}')"
+CHUNKS_OF_UNFINISHED = f"{_CHUNKS} c INNER JOIN {_JOBS} j ON j.id = c.job_id AND {UNFINISHED_SQL}"
+# A live deep job (its chunks wait on mail servers; a test key's sandbox answers at once).
+SLOW_SQL = f"j.validation_mode = '{ValidationMode.DEEP}' AND j.key_mode = '{KeyMode.LIVE}'"
+CLAIMABLE_SQL = (
+    f"(((c.not_before IS NULL OR c.not_before <= %(now)s) AND c.state = '{Chunk.State.PENDING}')"
+    f" OR (c.state = '{Chunk.State.RUNNING}' AND c.lease_expires_at < %(now)s))"
+)
+_RUNNING_MATE = (
+    f"SELECT 1 FROM {_CHUNKS} r WHERE r.job_id = c.job_id AND r.state = '{Chunk.State.RUNNING}'"
+    " AND r.lease_expires_at >= %(now)s"
+)
+# A chunk whose batch another worker is running now (a chunk of it leased): a deep worker takes a
+# batch whole, so the next one takes the job's next batch. A job not grouped is one batch.
+_BATCH_HELD = (
+    f"EXISTS ({_RUNNING_MATE} AND r.batch = c.batch)"
+    f" OR (c.batch IS NULL AND EXISTS ({_RUNNING_MATE} AND r.batch IS NULL))"
+)
 
 
 def chunk_pick(limit: int = 3, *, deep: bool = True, sandbox_only: bool = False) -> list[int]:
@@ -87,25 +103,36 @@ def chunk_pick(limit: int = 3, *, deep: bool = True, sandbox_only: bool = False)
     `deep=False` leaves live deep jobs out (this worker holds no deep slot: deep_slot below); a live
     deep job's batches that other workers hold are left out in any case. `sandbox_only`: test keys'
     chunks alone (the resolver is broken)."""
-    now = timezone.now()
-    waiting = Chunk.objects.filter(claimable(now), job__status__in=UNFINISHED)
-    waiting = waiting.exclude(SLOW_CHUNKS) if not deep else waiting.exclude(SLOW_CHUNKS & _batch_held(now))
-    if sandbox_only:
-        waiting = waiting.filter(SANDBOX_CHUNKS)
-    first = dict(waiting.order_by().values("job_id").annotate(first=Min("index")).values_list("job_id", "first"))
+    first = first_waiting(timezone.now(), deep=deep, sandbox_only=sandbox_only)
     if not first:
         return []
-    jobs = list(
-        Job.objects.filter(status__in=UNFINISHED).order_by().values_list("pk", "account_id", "created_at", "served_at")
-    )
+    jobs = [
+        (job_id, account_id, sql.aware(created_at), None if served_at is None else sql.aware(served_at))
+        for job_id, account_id, created_at, served_at in sql.fetch_all(
+            f"SELECT j.id, j.account_id, j.created_at, j.served_at FROM {_JOBS} j WHERE {UNFINISHED_SQL}", []
+        )
+    ]
     served = _last_served(jobs)
     turn = sorted((job for job in jobs if job[0] in first), key=lambda j: (served.get(j[1], NEVER), j[2], j[0]))
-    wanted = Q()
-    for job_id, *_ in turn[:limit]:
-        wanted |= Q(job_id=job_id, index=first[job_id])
+    wanted = turn[:limit]
     order = {job_id: position for position, (job_id, *_) in enumerate(turn)}
-    picked = Chunk.objects.filter(wanted).values_list("job_id", "pk")
+    picked = sql.fetch_all(
+        f"SELECT job_id, id FROM {_CHUNKS} WHERE " + " OR ".join(['(job_id = %s AND "index" = %s)'] * len(wanted)),
+        [value for job_id, *_ in wanted for value in (job_id, first[job_id])],
+    )
     return [pk for _, pk in sorted(picked, key=lambda row: order[row[0]])]
+
+
+def first_waiting(now: datetime, *, deep: bool, sandbox_only: bool) -> dict[str, int]:
+    """Per job with a chunk a worker may take now, that chunk's index (`chunk_pick`'s flags)."""
+    left_out = f"NOT ({SLOW_SQL} AND ({_BATCH_HELD}))" if deep else f"NOT ({SLOW_SQL})"
+    sandbox = f" AND j.key_mode = '{KeyMode.TEST}'" if sandbox_only else ""
+    rows = sql.fetch_all(
+        f'SELECT c.job_id, MIN(c."index") FROM {CHUNKS_OF_UNFINISHED}'
+        f" WHERE {CLAIMABLE_SQL} AND {left_out}{sandbox} GROUP BY c.job_id",
+        {"now": sql.db_datetime(now)},
+    )
+    return dict(rows)
 
 
 def deep_batch(chunk: Chunk) -> list[int]:

@@ -22,13 +22,13 @@ from django.db import connection, models, transaction
 SQLITE_PARAMETERS = 900
 
 
-def fetch_one(sql: str, params: Sequence[Any]) -> tuple[Any, ...] | None:
+def fetch_one(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> tuple[Any, ...] | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 
 
-def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+def fetch_all(sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
