@@ -212,19 +212,16 @@ def _take(chunk_id: int, now: datetime) -> bool:
     # The chunk's own conditions stay on the UPDATE itself, not in a subquery (as a join with the
     # job would put them): PostgreSQL re-checks only those after waiting for a row another worker
     # was claiming, so each waiter would claim the chunk again.
-    claimable = (
-        f"{fair_share.CLAIMABLE_SQL} AND c.id = %(id)s AND c.job_id IN"
-        f" (SELECT j.id FROM {Job._meta.db_table} j WHERE {fair_share.UNFINISHED_SQL})"
-    )
+    claimable = f"{fair_share.TAKEABLE_SQL} AND c.id = %(id)s"
     values = {"now": sql.db_datetime(now), "id": chunk_id}
     if connection.features.has_select_for_update_skip_locked and not sql.fetch_one(
-        f"SELECT c.id FROM {Chunk._meta.db_table} c WHERE {claimable} FOR UPDATE SKIP LOCKED", values
+        f"SELECT c.id FROM {fair_share.CHUNKS} c WHERE {claimable} FOR UPDATE SKIP LOCKED", values
     ):
         return False  # another worker is claiming it: rather than wait for its commit (and lose), go on
     lease = now + timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
     return bool(
         sql.execute(
-            f"UPDATE {Chunk._meta.db_table} AS c SET state = '{Chunk.State.RUNNING}', attempts = attempts + 1,"
+            f"UPDATE {fair_share.CHUNKS} AS c SET state = '{Chunk.State.RUNNING}', attempts = attempts + 1,"
             f" lease_expires_at = %(lease)s WHERE {claimable}",
             values | {"lease": sql.db_datetime(lease)},
         )

@@ -77,17 +77,21 @@ def batch_rows(total: int) -> int:
 # needed to run them. Chunk `c` of job `j`; `%(now)s` the claim's time. CLAIMABLE_SQL says what
 # `claimable` says; tests/jobs/test_claim_statements.py holds them, and the pick's conditions, to
 # what the ORM would select.
-_CHUNKS, _JOBS = Chunk._meta.db_table, Job._meta.db_table
+CHUNKS, _JOBS = Chunk._meta.db_table, Job._meta.db_table
 UNFINISHED_SQL = f"j.status IN ('{Job.Status.PENDING}', '{Job.Status.PROCESSING}')"
-CHUNKS_OF_UNFINISHED = f"{_CHUNKS} c INNER JOIN {_JOBS} j ON j.id = c.job_id AND {UNFINISHED_SQL}"
+CHUNKS_OF_UNFINISHED = f"{CHUNKS} c INNER JOIN {_JOBS} j ON j.id = c.job_id AND {UNFINISHED_SQL}"
 # A live deep job (its chunks wait on mail servers; a test key's sandbox answers at once).
 SLOW_SQL = f"j.validation_mode = '{ValidationMode.DEEP}' AND j.key_mode = '{KeyMode.LIVE}'"
 CLAIMABLE_SQL = (
     f"(((c.not_before IS NULL OR c.not_before <= %(now)s) AND c.state = '{Chunk.State.PENDING}')"
     f" OR (c.state = '{Chunk.State.RUNNING}' AND c.lease_expires_at < %(now)s))"
 )
+# The claim's own conditions (chunk_runs._take): on the chunk's row itself, its job's in a subquery.
+TAKEABLE_SQL = f"{CLAIMABLE_SQL} AND c.job_id IN (SELECT j.id FROM {_JOBS} j WHERE {UNFINISHED_SQL})"
+# A test key's job (SANDBOX_CHUNKS's condition).
+_SANDBOX_SQL = f"j.key_mode = '{KeyMode.TEST}'"
 _RUNNING_MATE = (
-    f"SELECT 1 FROM {_CHUNKS} r WHERE r.job_id = c.job_id AND r.state = '{Chunk.State.RUNNING}'"
+    f"SELECT 1 FROM {CHUNKS} r WHERE r.job_id = c.job_id AND r.state = '{Chunk.State.RUNNING}'"
     " AND r.lease_expires_at >= %(now)s"
 )
 # A chunk whose batch another worker is running now (a chunk of it leased): a deep worker takes a
@@ -117,7 +121,7 @@ def chunk_pick(limit: int = 3, *, deep: bool = True, sandbox_only: bool = False)
     wanted = turn[:limit]
     order = {job_id: position for position, (job_id, *_) in enumerate(turn)}
     picked = sql.fetch_all(
-        f"SELECT job_id, id FROM {_CHUNKS} WHERE " + " OR ".join(['(job_id = %s AND "index" = %s)'] * len(wanted)),
+        f"SELECT job_id, id FROM {CHUNKS} WHERE " + " OR ".join(['(job_id = %s AND "index" = %s)'] * len(wanted)),
         [value for job_id, *_ in wanted for value in (job_id, first[job_id])],
     )
     return [pk for _, pk in sorted(picked, key=lambda row: order[row[0]])]
@@ -126,7 +130,7 @@ def chunk_pick(limit: int = 3, *, deep: bool = True, sandbox_only: bool = False)
 def first_waiting(now: datetime, *, deep: bool, sandbox_only: bool) -> dict[str, int]:
     """Per job with a chunk a worker may take now, that chunk's index (`chunk_pick`'s flags)."""
     left_out = f"NOT ({SLOW_SQL} AND ({_BATCH_HELD}))" if deep else f"NOT ({SLOW_SQL})"
-    sandbox = f" AND j.key_mode = '{KeyMode.TEST}'" if sandbox_only else ""
+    sandbox = f" AND {_SANDBOX_SQL}" if sandbox_only else ""
     rows = sql.fetch_all(
         f'SELECT c.job_id, MIN(c."index") FROM {CHUNKS_OF_UNFINISHED}'
         f" WHERE {CLAIMABLE_SQL} AND {left_out}{sandbox} GROUP BY c.job_id",
