@@ -197,13 +197,16 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
         chunk = Chunk.objects.get(pk=chunk_id)  # its job is read next, locked
         # Locks in one order everywhere (chunk, job, account), so PostgreSQL never deadlocks.
         chunk.job = Job.objects.select_for_update().select_related("account").get(pk=chunk.job_id)
-        Job.objects.filter(pk=chunk.job_id).update(served_at=now)  # its account's turn is taken
+        sql.execute(_SERVED_SQL, [sql.db_datetime(now), chunk.job_id])  # its account's turn is taken
         if chunk.attempts <= MAX_CHUNK_ATTEMPTS:
             if chunk.job.status == Job.Status.PENDING:  # read under the job's lock
                 Job.objects.filter(pk=chunk.job_id).update(status=Job.Status.PROCESSING, started_at=now)
             if chunk.reserved is None:
                 _reserve(chunk)
     return chunk
+
+
+_SERVED_SQL = f"UPDATE {fair_share.JOBS} SET served_at = %s WHERE id = %s"
 
 
 def _take(chunk_id: int, now: datetime) -> bool:
@@ -264,7 +267,7 @@ def _reserve(chunk: Chunk) -> None:
         note = chunk.ledger_note(job.filename)
         held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference, note=note)
     chunk.reserved = held
-    chunk.save(update_fields=["reserved"])
+    sql.execute(f"UPDATE {fair_share.CHUNKS} SET reserved = %s WHERE id = %s", [held, chunk.pk])
     if held < chunk.size:
         Job.objects.filter(pk=job.pk).update(partial=True)
 
@@ -285,14 +288,11 @@ def chunk_finish(
         "risky": counts[Status.RISKY],
         "unknown": counts[Status.UNKNOWN],
     }
+    breakdown = _breakdown(verdicts)
     with transaction.atomic():
-        won = Chunk.objects.filter(pk=chunk.pk, state=Chunk.State.RUNNING, attempts=chunk.attempts).update(
-            state=Chunk.State.DONE, lease_expires_at=None, part_name=part_name, **tallies
-        )
-        if not won:
+        if not _finish(chunk, part_name, tallies):
             return False
-        Job.objects.filter(pk=chunk.job_id).update(**{field: F(field) + n for field, n in tallies.items()})
-        _breakdown_add(chunk.job_id, verdicts)
+        _job_add(chunk.job_id, tallies, breakdown)
         if chunk.job.key_mode != KeyMode.TEST:
             valid_answers_record(account_id=chunk.job.account_id, verdicts=charged)
         unused = (chunk.reserved or 0) - len(charged)
@@ -300,8 +300,40 @@ def chunk_finish(
     return True
 
 
-def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
-    """Add the chunk's rows to the job's breakdown (under the job's row lock, taken by the UPDATE before)."""
+# A chunk's finishing statements, written out (lib/sql.py) as its claim's are: the ORM compiled them
+# afresh for every chunk. Chunk `c`'s tallies and the columns of its job it adds them to.
+TALLIES = ("processed", "valid", "invalid", "risky", "unknown")
+_FINISH_SQL = (
+    f"UPDATE {fair_share.CHUNKS} SET state = '{Chunk.State.DONE}', lease_expires_at = NULL, part_name = %(part)s, "
+    + ", ".join(f"{name} = %({name})s" for name in TALLIES)
+    + f" WHERE id = %(id)s AND state = '{Chunk.State.RUNNING}' AND attempts = %(attempts)s"
+)
+_JOB_ADD_SQL = (
+    f"UPDATE {fair_share.JOBS} SET "
+    + ", ".join(f"{name} = {name} + %({name})s" for name in TALLIES)
+    + ", breakdown = %(breakdown)s WHERE id = %(id)s"
+)
+
+
+def _finish(chunk: Chunk, part_name: str, tallies: dict[str, int]) -> bool:
+    """The chunk done with its tallies, if its lease is still this attempt's (else another worker
+    took it over: nothing of this run counts)."""
+    values = {"id": chunk.pk, "attempts": chunk.attempts, "part": part_name, **tallies}
+    return bool(sql.execute(_FINISH_SQL, values))
+
+
+def _job_add(job_id: str, tallies: dict[str, int], breakdown: Counter[str]) -> None:
+    """Add a chunk's tallies and breakdown to its job's, under the job's row lock (taken here on
+    PostgreSQL; SQLite's write lock is the transaction's)."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    row = sql.fetch_one(f"SELECT breakdown FROM {fair_share.JOBS} WHERE id = %s{lock}", [job_id])
+    assert row is not None, f"job {job_id} of a chunk being finished"
+    total = dict(Counter(sql.from_json(row[0]) or {}) + breakdown)
+    sql.execute(_JOB_ADD_SQL, {"id": job_id, "breakdown": sql.db_json(total), **tallies})
+
+
+def _breakdown(verdicts: Sequence[Verdict]) -> Counter[str]:
+    """A chunk's rows in the job's breakdown (docs/bulk.md, "Poll"): by sub_status, flags, estimates, providers."""
     counts = Counter(filter(None, (counted_under(verdict.sub_status, verdict.did_you_mean) for verdict in verdicts)))
     counts["free_provider"] = sum(verdict.checks.is_free_provider for verdict in verdicts)
     counts["did_you_mean"] = sum(verdict.did_you_mean is not None for verdict in verdicts)
@@ -309,9 +341,7 @@ def _breakdown_add(job_id: str, verdicts: Sequence[Verdict]) -> None:
     counts["catch_all_likely"] = sum(estimate.likely for estimate in estimated)
     counts["catch_all_unlikely"] = len(estimated) - counts["catch_all_likely"]
     counts.update(MAIL_PROVIDER_PREFIX + verdict.mail_provider for verdict in verdicts if verdict.mail_provider)
-    job = Job.objects.select_for_update().only("breakdown").get(pk=job_id)
-    job.breakdown = dict(Counter(job.breakdown) + counts)
-    job.save(update_fields=["breakdown"])
+    return counts
 
 
 def chunks_requeue_stale() -> int:

@@ -77,9 +77,9 @@ def batch_rows(total: int) -> int:
 # needed to run them. Chunk `c` of job `j`; `%(now)s` the claim's time. CLAIMABLE_SQL says what
 # `claimable` says; tests/jobs/test_claim_statements.py holds them, and the pick's conditions, to
 # what the ORM would select.
-CHUNKS, _JOBS = Chunk._meta.db_table, Job._meta.db_table
+CHUNKS, JOBS = Chunk._meta.db_table, Job._meta.db_table
 UNFINISHED_SQL = f"j.status IN ('{Job.Status.PENDING}', '{Job.Status.PROCESSING}')"
-CHUNKS_OF_UNFINISHED = f"{CHUNKS} c INNER JOIN {_JOBS} j ON j.id = c.job_id AND {UNFINISHED_SQL}"
+CHUNKS_OF_UNFINISHED = f"{CHUNKS} c INNER JOIN {JOBS} j ON j.id = c.job_id AND {UNFINISHED_SQL}"
 # A live deep job (its chunks wait on mail servers; a test key's sandbox answers at once).
 SLOW_SQL = f"j.validation_mode = '{ValidationMode.DEEP}' AND j.key_mode = '{KeyMode.LIVE}'"
 CLAIMABLE_SQL = (
@@ -87,7 +87,7 @@ CLAIMABLE_SQL = (
     f" OR (c.state = '{Chunk.State.RUNNING}' AND c.lease_expires_at < %(now)s))"
 )
 # The claim's own conditions (chunk_runs._take): on the chunk's row itself, its job's in a subquery.
-TAKEABLE_SQL = f"{CLAIMABLE_SQL} AND c.job_id IN (SELECT j.id FROM {_JOBS} j WHERE {UNFINISHED_SQL})"
+TAKEABLE_SQL = f"{CLAIMABLE_SQL} AND c.job_id IN (SELECT j.id FROM {JOBS} j WHERE {UNFINISHED_SQL})"
 # A test key's job (SANDBOX_CHUNKS's condition).
 _SANDBOX_SQL = f"j.key_mode = '{KeyMode.TEST}'"
 _RUNNING_MATE = (
@@ -113,7 +113,7 @@ def chunk_pick(limit: int = 3, *, deep: bool = True, sandbox_only: bool = False)
     jobs = [
         (job_id, account_id, sql.aware(created_at), None if served_at is None else sql.aware(served_at))
         for job_id, account_id, created_at, served_at in sql.fetch_all(
-            f"SELECT j.id, j.account_id, j.created_at, j.served_at FROM {_JOBS} j WHERE {UNFINISHED_SQL}", []
+            f"SELECT j.id, j.account_id, j.created_at, j.served_at FROM {JOBS} j WHERE {UNFINISHED_SQL}", []
         )
     ]
     served = _last_served(jobs)

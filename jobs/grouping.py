@@ -31,6 +31,7 @@ from django.utils import timezone
 from jobs import fair_share, files
 from jobs.lifecycle import job_fail
 from jobs.models import Chunk, Job
+from lib import sql
 from verification.deep import session_keys
 from verification.resolver import answers_withheld, domain_lookup
 
@@ -135,11 +136,21 @@ def _claimable(now: datetime) -> Q:
     return Q(taken_long_ago, status=Job.Status.PENDING, grouping=Job.Grouping.DUE)
 
 
+_WAITING_SQL = (
+    f"SELECT id FROM {fair_share.JOBS} WHERE status = '{Job.Status.PENDING}' AND \"grouping\" = '{Job.Grouping.DUE}'"
+    " AND (grouping_claimed_at IS NULL OR grouping_claimed_at < %(cutoff)s) ORDER BY created_at LIMIT 5"
+)
+
+
 def job_group_next() -> bool:
     """Group the oldest job waiting for it, if any; a worker holding a deep slot asks before it takes
     a chunk (jobs/worker.py), so grouping never takes the worker kept for fast jobs. False if none."""
     now = timezone.now()
-    for job_id in Job.objects.filter(_claimable(now)).order_by("created_at").values_list("pk", flat=True)[:5]:
+    cutoff = now - timedelta(seconds=settings.BULK_CHUNK_LEASE_SECONDS)
+    # Asked before every chunk a deep slot's holder takes: written out (lib/sql.py), `_claimable`'s
+    # conditions (tests/jobs/test_chunk_statements.py holds the two to the same jobs).
+    waiting = sql.fetch_all(_WAITING_SQL, {"cutoff": sql.db_datetime(cutoff)})
+    for (job_id,) in waiting:
         if Job.objects.filter(_claimable(now), pk=job_id).update(grouping_claimed_at=now):  # this worker's
             job_group(job_id=job_id)
             return True

@@ -16,16 +16,22 @@ from jobs.downloads import JobNotFound
 from jobs.fair_share import UNFINISHED
 from jobs.models import Chunk, DeletedJob, Job
 from jobs.notifications import job_finished_mail
+from lib import sql
 
 CANCELLED_BY_STAFF = "cancelled by staff"
 REFUND_REASON = "unknown_rows_refunded"  # the refund's ledger reference: "<job id>:unknown_rows_refunded"
 
 
+# A processing job none of whose chunks is left to run.
+_DONE_SQL = (
+    f"SELECT 1 FROM {fair_share.JOBS} j WHERE j.id = %(id)s AND j.status = '{Job.Status.PROCESSING}'"
+    f" AND NOT EXISTS (SELECT 1 FROM {fair_share.CHUNKS} c WHERE c.job_id = j.id AND c.state <> '{Chunk.State.DONE}')"
+)
+
+
 def job_complete_if_done(*, job_id: str) -> bool:
     """Assemble the result and complete the job once no chunk is left; one caller wins."""
-    if Chunk.objects.filter(job_id=job_id).exclude(state=Chunk.State.DONE).exists():
-        return False
-    if not Job.objects.filter(pk=job_id, status=Job.Status.PROCESSING).exists():
+    if not sql.fetch_one(_DONE_SQL, {"id": job_id}):  # every chunk's worker asks: written out (lib/sql.py)
         return False
     parts = Chunk.objects.filter(job_id=job_id).exclude(part_name="").order_by("index")
     grouped, total = Job.objects.values_list("grouped_name", "total").get(pk=job_id)
