@@ -301,7 +301,7 @@ def chunk_finish(
 
 
 # A chunk's finishing statements, written out (lib/sql.py) as its claim's are: the ORM compiled them
-# afresh for every chunk. Chunk `c`'s tallies and the columns of its job it adds them to.
+# afresh for every chunk. TALLIES: a chunk's counts, each added to its job's column of the same name.
 TALLIES = ("processed", "valid", "invalid", "risky", "unknown")
 _FINISH_SQL = (
     f"UPDATE {fair_share.CHUNKS} SET state = '{Chunk.State.DONE}', lease_expires_at = NULL, part_name = %(part)s, "
