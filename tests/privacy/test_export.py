@@ -126,9 +126,13 @@ def test_the_keys_download_redirects_to_the_signed_link_and_a_tampered_link_is_4
     owner: Persona, run_tasks: RunTasks
 ) -> None:
     export = exported(owner, run_tasks)
-    response = owner.get(f"/v1/account/export/{export['id']}/download")
-    assert (response.status_code, response["Location"]) == (302, export["download_url"])
-    tampered = export["download_url"][:-2] + ("AA" if not export["download_url"].endswith("AA") else "BB")
+    # A link is signed with the second it was made in: the resource's and the redirect's, made in one.
+    with time_machine.travel(timezone.now(), tick=False):
+        link = owner.get(f"/v1/account/export/{export['id']}").json()["download_url"]
+        response = owner.get(f"/v1/account/export/{export['id']}/download")
+    assert (response.status_code, response["Location"]) == (302, link)
+    assert zip_of(download(link)).namelist()
+    tampered = link[:-2] + ("AA" if not link.endswith("AA") else "BB")
     assert (download(tampered).status_code, download(tampered).json()["error"]["code"]) == (404, "not_found")
 
 
