@@ -207,6 +207,7 @@ def chunk_claim(*, chunk_id: int) -> Chunk | None:
 
 
 _SERVED_SQL = f"UPDATE {fair_share.JOBS} SET served_at = %s WHERE id = %s"
+_RESERVED_SQL = f"UPDATE {fair_share.CHUNKS} SET reserved = %s WHERE id = %s"
 
 
 def _take(chunk_id: int, now: datetime) -> bool:
@@ -267,7 +268,7 @@ def _reserve(chunk: Chunk) -> None:
         note = chunk.ledger_note(job.filename)
         held, _ = credits_reserve(account=job.account, wanted=wanted, reference=chunk.reference, note=note)
     chunk.reserved = held
-    sql.execute(f"UPDATE {fair_share.CHUNKS} SET reserved = %s WHERE id = %s", [held, chunk.pk])
+    sql.execute(_RESERVED_SQL, [held, chunk.pk])
     if held < chunk.size:
         Job.objects.filter(pk=job.pk).update(partial=True)
 
@@ -281,13 +282,7 @@ def chunk_finish(
     guarantee (verification/guarantee.py)."""
     charged = verdicts if charged is None else charged
     counts = Counter(verdict.status for verdict in verdicts)
-    tallies = {
-        "processed": len(verdicts),
-        "valid": counts[Status.VALID],
-        "invalid": counts[Status.INVALID],
-        "risky": counts[Status.RISKY],
-        "unknown": counts[Status.UNKNOWN],
-    }
+    tallies = {"processed": len(verdicts)} | {status.value: counts[status] for status in Status}
     breakdown = _breakdown(verdicts)
     with transaction.atomic():
         if not _finish(chunk, part_name, tallies):
@@ -301,8 +296,9 @@ def chunk_finish(
 
 
 # A chunk's finishing statements, written out (lib/sql.py) as its claim's are: the ORM compiled them
-# afresh for every chunk. TALLIES: a chunk's counts, each added to its job's column of the same name.
-TALLIES = ("processed", "valid", "invalid", "risky", "unknown")
+# afresh for every chunk. TALLIES: a chunk's counts (its rows, then a column per verdict status), each
+# added to its job's column of the same name.
+TALLIES = ("processed", *(status.value for status in Status))
 _FINISH_SQL = (
     f"UPDATE {fair_share.CHUNKS} SET state = '{Chunk.State.DONE}', lease_expires_at = NULL, part_name = %(part)s, "
     + ", ".join(f"{name} = %({name})s" for name in TALLIES)
