@@ -159,14 +159,17 @@ def deep_verify_many(
     lookup: DomainLookup | None = None,
     egress_turn: int = 0,
     egresses: tuple[Egress, ...] | None = None,
+    probe_day: date | None = None,
 ) -> list[Verdict]:
     """Deep verdicts in input order. Writes the shared caches, nothing else. `seconds`: the time
     the sessions may take (default: a single request's); a batch backs off longer after a 421.
     `lookup`: the DNS side (default the single request's; a bulk chunk passes its strict one).
     `egress_turn`: start this many egresses further along (asking again: from another egress).
-    `egresses`: those the sessions may leave from (an account's probe region); None: every healthy one."""
+    `egresses`: those the sessions may leave from (an account's probe region); None: every healthy one.
+    `probe_day`: the day the addresses were first asked (default today); the catch-all probes are
+    that day's, so asking again after midnight asks the probe greylisting has already seen."""
     emails = [normalise(raw) for raw in raw_emails]
-    plan, lookup = _plan(), lookup or domain_lookup()
+    plan, lookup = _plan(probe_day), lookup or domain_lookup()
     fast: list[Verdict] = []
     early = _Early()  # what the idle window makes of the answers as they come
 
@@ -224,10 +227,10 @@ def _domain(email: str) -> str:
     return parts[1] if parts else ""
 
 
-def _plan() -> _Plan:
+def _plan(probe_day: date | None) -> _Plan:
     """A batch's plan before its parts (`_Plan.add` fills it)."""
     key = hashlib.sha256(("smtp-probe|" + settings.SECRET_KEY).encode()).digest()
-    return _Plan(key, timezone.now().date())
+    return _Plan(key, probe_day or timezone.now().date())
 
 
 def _ask(

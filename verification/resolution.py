@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -120,11 +120,16 @@ def _claimed(now: datetime) -> list[RetriedVerification]:
 def _asked(rows: list[RetriedVerification]) -> Iterator[tuple[RetriedVerification, Verdict]]:
     """Each row's new verdict. Rows on their n-th attempt start n egresses further along, so an
     answer refused through one egress is asked again through another where there is one.
-    An account pinned to a probe region is asked through that region's egresses only."""
-    for turn, region in sorted({(row.attempts, row.account.probe_region) for row in rows}):
-        batch = [row for row in rows if (row.attempts, row.account.probe_region) == (turn, region)]
+    An account pinned to a probe region is asked through that region's egresses only. The catch-all
+    probe is the one of the day the row was first asked, which greylisting has seen (deep.py)."""
+
+    def group(row: RetriedVerification) -> tuple[int, str, date]:
+        return row.attempts, row.account.probe_region, row.created_at.date()
+
+    for turn, region, day in sorted({group(row) for row in rows}):
+        batch = [row for row in rows if group(row) == (turn, region, day)]
         emails = [row.email for row in batch]
-        ask = partial(deep_verify_many, egress_turn=turn, egresses=egresses_of_region(region))
+        ask = partial(deep_verify_many, egress_turn=turn, egresses=egresses_of_region(region), probe_day=day)
         verdicts = rows_judged(emails, ask, mode=ValidationMode.DEEP)
         yield from zip(batch, verdicts, strict=True)
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django_q.models import Schedule
@@ -58,6 +60,20 @@ def test_deep_job_asks_greylisted_rows_again_later_then_completes(
     assert bulk_net(owner, job_id) == -7  # one credit per row, the retried ones included
     owner.account.refresh_from_db()
     assert owner.account.credit_balance == 993 == ledger_sum(owner)
+
+
+def test_greylisted_rows_asked_again_after_midnight_ask_the_probe_of_the_day_the_job_began(
+    owner: Persona, settings: Any, run_tasks: RunTasks, deep_farm: MxFarm
+) -> None:
+    settings.VERIFIER_SMTP_GREYLIST_RETRY_SECONDS = 1.2
+    with time_machine.travel(datetime(2026, 11, 29, 23, 59, 30, tzinfo=UTC), tick=True):
+        with run_tasks():
+            job_id = deep_upload(owner, ["alice@greylist.deepfarm.net"]).json()["id"]
+        deep_farm.greylist_over()
+        with a_minute_later(), run_tasks():  # the next day
+            tasks.run_next_chunk()
+    body = job_body(owner, job_id)
+    assert (body["status"], body["progress"]["valid"]) == ("completed", 1)
 
 
 def test_deep_result_file_fills_smtp_valid_and_is_catch_all(owner: Persona, settings: Any, run_tasks: RunTasks) -> None:

@@ -4,7 +4,7 @@ by a signed `verification.resolved` event, and costs one credit in all (docs/dee
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -79,6 +79,20 @@ def test_the_resolved_answer_is_learnt_by_the_verdict_cache(
     with later(6, run_tasks):
         body = deep(owner, GREYLISTED).json()
     assert (body["status"], body["cached"]) == ("valid", True)
+
+
+def test_asked_again_after_midnight_it_asks_the_catch_all_probe_greylisting_has_seen(
+    owner: Persona, deep_farm: MxFarm, run_tasks: RunTasks
+) -> None:
+    # The probe's address changes with the day; a retry after midnight asking the new day's would
+    # be greylisted afresh (as postgrey keys on the recipient) and stay unknown for another round.
+    with time_machine.travel(datetime(2026, 11, 29, 23, 58, tzinfo=UTC), tick=True):
+        verification_id = deep(owner, GREYLISTED).json()["verification_id"]
+        deep_farm.greylist_over()
+        with later(6, run_tasks):
+            assert timezone.now().date() == date(2026, 11, 30)
+    body = read(owner, verification_id).json()
+    assert (body["status"], body["resolution"]["state"]) == ("valid", "resolved")
 
 
 def test_with_unknowns_free_it_is_charged_when_it_resolves(
