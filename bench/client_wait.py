@@ -19,9 +19,7 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 import verifier.client as client_module
@@ -38,14 +36,14 @@ SIDES = {"as shipped": client_module.FIRST_POLL_SECONDS, "a pause of poll_second
 
 def main(argv: list[str]) -> None:
     runs = int(argv[0]) if argv else 5
-    rows = Path(tempfile.mkdtemp()) / "list.csv"
-    rows.write_bytes(generate(50).csv_bytes())
     waited: dict[str, list[float]] = {side: [] for side in SIDES}
     shipped = client_module.FIRST_POLL_SECONDS
     with Processes(dict(os.environ)) as processes:
         dns = start_dns(processes, 2.0)
         with Stack("sqlite", dns.address, extra_env=MAKE_RUN) as stack:
             account = stack.create_account("client-wait@bench.example", credits=runs * len(SIDES) * 50 + 100)
+            rows = stack.tmp / "list.csv"  # removed with the stack
+            rows.write_bytes(generate(50).csv_bytes())
             _start(stack)
             try:
                 for _ in range(runs):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import tempfile
 import time
 from typing import Any
 
@@ -81,7 +80,6 @@ def _env(smtp_port: int) -> dict[str, str]:
         "VERIFIER_DEEP_MODE": "1",
         "VERIFIER_SMTP_PORT": str(smtp_port),
         "VERIFIER_SMTP_ALLOW_PRIVATE_NETWORKS": "1",
-        "VERIFIER_SMTP_LOCK_DIR": tempfile.mkdtemp(prefix="bench-smtp-slots-"),
         "VERIFIER_SMTP_FROM": "verify@deepbench.net",
         # The stack runs with DEBUG off, which refuses `localhost` as the EHLO name with deep mode on.
         "VERIFIER_SMTP_HELO": "verifier.deepbench.net",
@@ -166,8 +164,8 @@ def _machines(dns_address: str, smtp_port: int, farm: subprocess.Popen[str]) -> 
     with Stack("postgres", dns_address, extra_env=env) as stack, Receiver() as receiver:
         account = stack.create_account("machines@bench.example", credits=ROWS + 1000)
         stack.start_web(workers=2)
-        for _ in range(2):
-            stack.start_qcluster(VERIFIER_SMTP_LOCK_DIR=tempfile.mkdtemp(prefix="bench-machine-"))
+        for machine in range(2):
+            stack.start_qcluster(VERIFIER_SMTP_LOCK_DIR=str(stack.tmp / f"machine-{machine}-smtp-slots"))
         time.sleep(bulk.WORKER_BOOT_SECONDS)
         _warm_up(stack, account, receiver)
         return _job(stack, account, receiver, farm, rows(), DEEP_MACHINES)

@@ -58,6 +58,8 @@ class Stack:
         env.update(
             DJANGO_SETTINGS_MODULE=self.settings_module,
             MEDIA_ROOT=str(self.tmp / "media"),
+            # Deep mode's per-address slots (lock files), removed with the stack's folder.
+            VERIFIER_SMTP_LOCK_DIR=str(self.tmp / "smtp-slots"),
             SITE_URL=self.base_url,
             VERIFIER_DNS_NAMESERVERS=self.dns_address,
             CALLBACK_ALLOW_PRIVATE_NETWORKS="1",
