@@ -18,7 +18,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -89,7 +89,10 @@ def _chunks_process(batch: Sequence[Chunk]) -> None:
     egresses = egresses_of_region(job.account.probe_region) if deep else None
     sandbox = job.key_mode == KeyMode.TEST  # the sandbox asks no resolver and no mail server
     with answers_withheld() as withheld:
-        verdicts = sandbox_verdicts(emails) if sandbox else _verdicts(emails, job=job, egresses=egresses)
+        if sandbox:
+            verdicts = sandbox_verdicts(emails)
+        else:
+            verdicts = _verdicts(emails, deep=deep, egresses=egresses, probe_day=job.created_at.date())
     # Fast and deep chunks alike; never the sandbox's, whose `unknown` rows are made up, not DNS's.
     if not sandbox and (withheld or _failed_while_broken(verdicts, since=time.time())):
         for chunk in batch:
@@ -124,16 +127,17 @@ def _chunk_settle(chunk: Chunk, verdicts: list[Verdict], egresses: tuple[Egress,
     metrics.bulk_rows_counted(verdict.status for verdict in verdicts)
 
 
-def _verdicts(emails: list[str], *, job: Job, egresses: tuple[Egress, ...] | None = None) -> list[Verdict]:
+def _verdicts(emails: list[str], *, deep: bool, egresses: tuple[Egress, ...] | None, probe_day: date) -> list[Verdict]:
     """The chunk's verdicts; DNS through the strict, trust-checked lookup in both modes. A deep
-    job's greylisted rows asked again after midnight are asked with the probes of the day it began."""
+    job's rows are asked with the catch-all probes of `probe_day`, the day it began, so its
+    greylisted rows asked again after midnight ask the probe greylisting has seen."""
     if not emails:
         return []
     lookup = domain_lookup(strict=True)
-    if job.validation_mode == ValidationMode.DEEP:
+    if deep:
         seconds = settings.BULK_CHUNK_LEASE_SECONDS / 2
         judge = functools.partial(
-            deep_verify_many, seconds=seconds, lookup=lookup, egresses=egresses, probe_day=job.created_at.date()
+            deep_verify_many, seconds=seconds, lookup=lookup, egresses=egresses, probe_day=probe_day
         )
         return rows_judged_unless_objected(emails, judge, mode=ValidationMode.DEEP)
     return rows_judged_unless_objected(
