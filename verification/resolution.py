@@ -122,12 +122,10 @@ def _asked(rows: list[RetriedVerification]) -> Iterator[tuple[RetriedVerificatio
     answer refused through one egress is asked again through another where there is one.
     An account pinned to a probe region is asked through that region's egresses only. The catch-all
     probe is the one of the day the row was first asked, which greylisting has seen (deep.py)."""
-
-    def group(row: RetriedVerification) -> tuple[int, str, date]:
-        return row.attempts, row.account.probe_region, row.created_at.date()
-
-    for turn, region, day in sorted({group(row) for row in rows}):
-        batch = [row for row in rows if group(row) == (turn, region, day)]
+    batches: dict[tuple[int, str, date], list[RetriedVerification]] = {}
+    for row in rows:
+        batches.setdefault((row.attempts, row.account.probe_region, row.created_at.date()), []).append(row)
+    for (turn, region, day), batch in sorted(batches.items(), key=lambda item: item[0]):
         emails = [row.email for row in batch]
         ask = partial(deep_verify_many, egress_turn=turn, egresses=egresses_of_region(region), probe_day=day)
         verdicts = rows_judged(emails, ask, mode=ValidationMode.DEEP)
