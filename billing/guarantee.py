@@ -8,27 +8,104 @@ itself (POST /v1/feedback, the portal's upload, an unchecked webhook) never reac
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from accounts.models import Account
-from billing.models import GuaranteeRefund, ValidAnswer
+from billing.models import ANSWERS_KEPT, AnswerBatch, GuaranteeRefund, ValidAnswer
 from billing.services import credits_guarantee_refund
 from feedback.models import Outcome
 from feedback.reports import CLOCK_SKEW, Report
-from lib.address_keys import address_key
+from lib import sql
+from lib.address_keys import address_key, key_head
 
 # How long after a valid answer a hard bounce of it is refunded.
 REFUND_WINDOW = timedelta(days=30)
+
+
+# Answers filed in one transaction at most (about this many, whole batches): SQLite has one writer at a
+# time, and a request waiting for it (an API key's rate count is a write) waits for one transaction.
+FILING_ANSWERS = 3_000
+# The task's pause between two transactions on SQLite: a request waiting for the write lock tries again
+# 1, 2, 5 and 10 ms after its first try, then every 15 to 25 ms (SQLite's busy handler), and gets it
+# in the pause rather than losing it to the next transaction.
+FILING_PAUSE = 0.025
+
+
+# A ValidAnswer row as answers_insert writes it.
+type AnswerRow = tuple[int, str, int, str, bool, object, object]
+
+
+def answers_insert(rows: Sequence[AnswerRow]) -> None:
+    """ValidAnswer rows written by hand (lib/sql.py): (account id, address key, its head, provider family,
+    high confidence, answered at, expires at), the times as the database stores them."""
+    sql.execute_many(
+        f"INSERT INTO {sql.table(ValidAnswer)}"
+        " (account_id, address_key, key_head, provider_family, high_confidence, answered_at, expires_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        rows,
+    )
+
+
+def answers_filed(account_id: int | None = None, *, pause: float = 0.0) -> int:
+    """File the account's batches of valid answers (None: every account's) as ValidAnswer rows; returns
+    how many answers were filed. Whatever reads ValidAnswer calls it first, so an answer counts, refunds
+    and is erased from the moment its chunk was charged (docs/guarantee.md, "When an answer is kept").
+
+    Each transaction takes whole batches, about FILING_ANSWERS answers, and inserts them sorted by key
+    head: the index's pages are then written in one pass rather than each for one row. A batch is
+    taken under its row's lock (PostgreSQL) or the write lock (SQLite's IMMEDIATE transactions), and
+    deleted in the same transaction: two callers never file it twice. The task after a job passes
+    `pause` (FILING_PAUSE); a reader, which waits for the answers, does not."""
+    batches = AnswerBatch.objects.all() if account_id is None else AnswerBatch.objects.filter(account_id=account_id)
+    filed = 0
+    while batches.exists():  # a read first: the guarantee's readers call this at every turn
+        if filed and pause and connection.vendor == "sqlite":
+            time.sleep(pause)
+        with transaction.atomic():
+            taken: list[int] = []
+            rows: list[AnswerRow] = []
+            for pk, account, answered_at, packed in (
+                batches.select_for_update().order_by("pk").values_list("pk", "account_id", "answered_at", "answers")
+            ):
+                if rows and len(rows) + len(packed) // AnswerBatch.RECORD > FILING_ANSWERS:
+                    break
+                taken.append(pk)
+                at, until = sql.db_datetime(answered_at), sql.db_datetime(answered_at + ANSWERS_KEPT)
+                rows.extend(
+                    (account, key, key_head(key), family, high, at, until)
+                    for key, family, high in AnswerBatch.unpacked(bytes(packed))
+                )
+            if not taken:  # another caller filed them meanwhile
+                break
+            rows.sort(key=lambda row: row[2])
+            answers_insert(rows)
+            AnswerBatch.objects.filter(pk__in=taken).delete()
+        filed += len(rows)
+    return filed
+
+
+# A batch this old has outlived the task its job's completion queued (a worker killed before it ran).
+LEFT_OVER = timedelta(minutes=5)
+
+
+def answers_left_filed() -> int:
+    """The batches of the accounts with one older than LEFT_OVER, filed (every ten minutes)."""
+    old = AnswerBatch.objects.filter(answered_at__lt=timezone.now() - LEFT_OVER)
+    return sum(answers_filed(pk) for pk in old.values_list("account_id", flat=True).distinct())
 
 
 def guarantee_refunds(*, account: Account, reports: Iterable[Report | None]) -> int:
     """Refund what these authenticated reports' hard bounces entitle the account to; returns how many
     credits were given back. Idempotent: a report seen before refunds nothing more."""
     bounces = [r for r in reports if r is not None and r.outcome == Outcome.HARD_BOUNCE]
+    if bounces:
+        answers_filed(account.pk)
     return sum(_refund(account, report.email, report.occurred_at) for report in bounces)
 
 

@@ -17,12 +17,10 @@ from django.conf import settings
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncMonth
 
-from billing.guarantee import REFUND_WINDOW, month_of, monthly_cap
-from billing.models import GuaranteeRefund, ValidAnswer
+from billing.guarantee import REFUND_WINDOW, answers_filed, month_of, monthly_cap
+from billing.models import FAMILIES, GuaranteeRefund, ValidAnswer
 from feedback.models import FeedbackEvent, Outcome
 from feedback.reports import CLOCK_SKEW
-
-FAMILIES = ("google", "microsoft", "yahoo", "other")  # as verification/engine/providers.py names them
 
 
 @dataclass
@@ -48,6 +46,7 @@ def _with_bounced(answers: QuerySet[ValidAnswer]) -> QuerySet[ValidAnswer]:
 
 def months(account_id: int, since: datetime) -> dict[datetime, Month]:
     """Each month since `since` (the first of a month) that had valid answers, oldest first."""
+    answers_filed(account_id)
     answers = _with_bounced(ValidAnswer.objects.filter(account_id=account_id, answered_at__gte=since))
     rows = (
         answers.annotate(month=TruncMonth("answered_at"))

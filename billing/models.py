@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -257,6 +257,44 @@ class ValidAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.address_key[:12]}… valid at {self.answered_at:%Y-%m-%d %H:%M}"
+
+
+# The mail provider families a valid answer is counted under (verification/engine/providers.py names them).
+FAMILIES = ("google", "microsoft", "yahoo", "other")
+_HIGH = 0x80  # in a packed answer's last byte, beside its family's index
+
+
+class AnswerBatch(models.Model):
+    """A bulk chunk's charged `valid` answers, packed into one row by the transaction that charges them
+    (verification/guarantee.py) and filed later as ValidAnswer rows, sorted by key head
+    (billing/guarantee.py `answers_filed`): after the job completes, and before anything reads the
+    account's answers. Inserting ~1,500 answers a chunk into ValidAnswer's head index, each on a page
+    of its own, held SQLite's write lock about 20 ms a chunk (docs/guarantee.md, "When an answer is
+    kept"). A packed answer is its address key's 32 bytes, then one byte: its family's index in
+    FAMILIES, with _HIGH set for a high-confidence answer."""
+
+    account = models.ForeignKey("accounts.Account", models.CASCADE, related_name="+")
+    answered_at = models.DateTimeField()
+    answers = models.BinaryField()
+
+    RECORD = 33
+
+    def __str__(self) -> str:
+        return f"{len(self.answers) // self.RECORD} valid answers of {self.answered_at:%Y-%m-%d %H:%M}, not yet filed"
+
+    @staticmethod
+    def packed(answers: Iterable[tuple[str, str, bool]]) -> bytes:
+        """(address key, family, high confidence) packed."""
+        return b"".join(
+            bytes.fromhex(key) + bytes((FAMILIES.index(family) | (_HIGH if high else 0),))
+            for key, family, high in answers
+        )
+
+    @classmethod
+    def unpacked(cls, packed: bytes) -> Iterator[tuple[str, str, bool]]:
+        for at in range(0, len(packed), cls.RECORD):
+            flags = packed[at + cls.RECORD - 1]
+            yield packed[at : at + cls.RECORD - 1].hex(), FAMILIES[flags & ~_HIGH], bool(flags & _HIGH)
 
 
 class GuaranteeRefund(models.Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from billing import gateway, payments, queue, subscriptions
+from billing import gateway, guarantee, payments, queue, subscriptions
 
 
 def recharge_due() -> int:
@@ -21,3 +21,11 @@ def recharge(customer_id: int) -> None:
 
 def expire_periods() -> int:
     return subscriptions.periods_expire()
+
+
+def answers_file(account_id: int) -> int:
+    return guarantee.answers_filed(account_id, pause=guarantee.FILING_PAUSE)
+
+
+def answers_file_left() -> int:
+    return guarantee.answers_left_filed()

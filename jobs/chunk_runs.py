@@ -44,7 +44,7 @@ from verification.engine.egress import Egress
 from verification.engine.modes import ValidationMode
 from verification.engine.reasons import counted_under
 from verification.engine.sandbox import sandbox_verdicts
-from verification.guarantee import valid_answers_record
+from verification.guarantee import valid_answers_batch
 from verification.judging import is_free, region_closed, rows_judged_unless_objected
 from verification.outcomes import verdicts_with_feedback
 from verification.resolver import answers_withheld, domain_lookup, resolver_broken
@@ -286,7 +286,7 @@ def chunk_finish(
     """Record the chunk's results and release its unused credits, if the chunk is still ours. Only the
     `charged` rows (None: all) cost a credit: the others' go back in the same release
     (verification/judging.py `is_free`, `region_closed`); the charged valid ones are kept for the bounce
-    guarantee (verification/guarantee.py)."""
+    guarantee, in one packed row filed after the job completes (verification/guarantee.py)."""
     charged = verdicts if charged is None else charged
     counts = Counter(verdict.status for verdict in verdicts)
     tallies = {"processed": len(verdicts)} | {status.value: counts[status] for status in Status}
@@ -296,7 +296,7 @@ def chunk_finish(
             return False
         _job_add(chunk.job_id, tallies, breakdown)
         if chunk.job.key_mode != KeyMode.TEST:
-            valid_answers_record(account_id=chunk.job.account_id, verdicts=charged)
+            valid_answers_batch(account_id=chunk.job.account_id, verdicts=charged)
         unused = (chunk.reserved or 0) - len(charged)
         chunk_release(chunk, unused, chunk.job)
     return True

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, KeyMode
+from billing import queue as billing_queue
 from billing.services import credits_refund, credits_release
 from jobs import fair_share, files, queue
 from jobs.callbacks import callback_attempt, callback_queue
@@ -45,8 +46,11 @@ def job_complete_if_done(*, job_id: str) -> bool:
             job = Job.objects.select_related("account").get(pk=job_id)
             _unknown_rows_refund(job)
             delivery = callback_queue(job=job, event="bulk.completed")
-            # After the callback: the customer's columns are joined in a task of their own.
+            # After the callback: the customer's columns are joined in a task of their own, and the
+            # chunks' valid answers filed for the bounce guarantee in another.
             queue.original_assembly_on_commit(job_id)
+            if job.key_mode != KeyMode.TEST:
+                billing_queue.answers_filing_on_commit(job.account_id)
             transaction.on_commit(lambda: job_finished_mail(job_id=job_id))
     if not won:
         files.delete_quietly(name)

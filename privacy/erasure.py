@@ -11,6 +11,7 @@ from django.db import models, transaction
 
 from accounts.models import Account
 from apikit.models import IdempotencyRecord
+from billing.guarantee import answers_filed
 from billing.models import ValidAnswer
 from feedback.models import FeedbackEvent
 from jobs import files
@@ -52,6 +53,7 @@ def erasure_for_account(*, account: Account | None, emails: Collection[str]) -> 
     went, by store."""
     emails = set(emails)
     with transaction.atomic():
+        answers_filed(account.pk if account is not None else None)  # the answers of bulk chunks not yet filed
         stores = _stores(emails, account)
         holders = [account.pk] if account is not None else _holders(stores.values())
         erased = {store: rows.delete()[0] for store, rows in stores.items()}

@@ -15,6 +15,7 @@ from django.test import Client
 from accounts.models import Account
 from billing.models import Customer, LedgerEntry
 from tests.conftest import Persona, make_persona
+from tests.jobs.conftest import media, run_tasks  # noqa: F401  (a bulk job's answers, test_answer_batches.py)
 from tests.support.localstripe import (
     LocalStripe,
     confirm_card_setup,
