@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from accounts.models import Account
@@ -64,30 +66,46 @@ def answers_filed(account_id: int | None = None, *, pause: float = 0.0) -> int:
     `pause` (FILING_PAUSE); a reader, which waits for the answers, does not."""
     batches = AnswerBatch.objects.all() if account_id is None else AnswerBatch.objects.filter(account_id=account_id)
     filed = 0
-    while batches.exists():  # a read first: the guarantee's readers call this at every turn
+    while taking := _next_batches(batches):  # a read first: the guarantee's readers call this at every turn
         if filed and pause and connection.vendor == "sqlite":
             time.sleep(pause)
         with transaction.atomic():
             taken: list[int] = []
             rows: list[AnswerRow] = []
             for pk, account, answered_at, packed in (
-                batches.select_for_update().order_by("pk").values_list("pk", "account_id", "answered_at", "answers")
+                AnswerBatch.objects.select_for_update()
+                .filter(pk__in=taking)
+                .values_list("pk", "account_id", "answered_at", "answers")
             ):
-                if rows and len(rows) + len(packed) // AnswerBatch.RECORD > FILING_ANSWERS:
-                    break
                 taken.append(pk)
                 at, until = sql.db_datetime(answered_at), sql.db_datetime(answered_at + ANSWERS_KEPT)
                 rows.extend(
                     (account, key, key_head(key), family, high, at, until)
                     for key, family, high in AnswerBatch.unpacked(bytes(packed))
                 )
-            if not taken:  # another caller filed them meanwhile
-                break
             rows.sort(key=lambda row: row[2])
             answers_insert(rows)
-            AnswerBatch.objects.filter(pk__in=taken).delete()
+            AnswerBatch.objects.filter(pk__in=taken).delete()  # none if another caller filed them meanwhile
         filed += len(rows)
     return filed
+
+
+# How many of the oldest batches a filing looks at for its next transaction (their sizes, not their answers).
+_PEEK = 100
+
+
+def _next_batches(batches: QuerySet[AnswerBatch]) -> list[int]:
+    """The oldest batches, whole, up to about FILING_ANSWERS answers (at least one): read by their
+    sizes, so a transaction loads only the answers it files, however many batches wait."""
+    sizes = batches.order_by("pk").annotate(size=Length("answers")).values_list("pk", "size")[:_PEEK]
+    taking: list[int] = []
+    answers = 0
+    for pk, size in sizes:
+        answers += size // AnswerBatch.RECORD
+        if taking and answers > FILING_ANSWERS:
+            break
+        taking.append(pk)
+    return taking
 
 
 # A batch this old has outlived the task its job's completion queued (a worker killed before it ran).

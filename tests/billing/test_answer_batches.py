@@ -91,6 +91,18 @@ def test_a_large_filing_goes_in_several_transactions_of_whole_batches(owner: Per
     assert not AnswerBatch.objects.exists()
 
 
+def test_a_transaction_takes_whole_batches_up_to_its_share_and_at_least_one(owner: Persona, monkeypatch: Any) -> None:
+    for _ in range(3):
+        batched(owner, verdicts())  # 6 valid answers each
+    oldest = list(AnswerBatch.objects.order_by("pk").values_list("pk", flat=True))
+    monkeypatch.setattr(guarantee, "FILING_ANSWERS", 13)
+    assert guarantee._next_batches(AnswerBatch.objects.all()) == oldest[:2]
+    monkeypatch.setattr(guarantee, "FILING_ANSWERS", 5)
+    assert guarantee._next_batches(AnswerBatch.objects.all()) == oldest[:1]
+    monkeypatch.setattr(guarantee, "_PEEK", 1)  # more batches wait than a filing looks at: it comes back for them
+    assert guarantee.answers_filed(owner.account.pk) == 18
+
+
 def test_a_batch_without_a_valid_answer_writes_nothing(owner: Persona) -> None:
     batched(owner, [row for row in verdicts() if row.status is not Status.VALID])
     assert not AnswerBatch.objects.exists()
