@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
@@ -41,6 +41,14 @@ FILING_PAUSE = 0.025
 
 # A ValidAnswer row as answers_insert writes it.
 type AnswerRow = tuple[int, str, int, str, bool, object, object]
+
+
+def answer_rows(
+    account_id: int, answered_at: datetime, answers: Iterable[tuple[str, str, bool]]
+) -> Iterator[AnswerRow]:
+    """The ValidAnswer rows of (address key, provider family, high confidence) answers given at `answered_at`."""
+    at, until = sql.db_datetime(answered_at), sql.db_datetime(answered_at + ANSWERS_KEPT)
+    return ((account_id, key, key_head(key), family, high, at, until) for key, family, high in answers)
 
 
 def answers_insert(rows: Sequence[AnswerRow]) -> None:
@@ -78,11 +86,7 @@ def answers_filed(account_id: int | None = None, *, pause: float = 0.0) -> int:
                 .values_list("pk", "account_id", "answered_at", "answers")
             ):
                 taken.append(pk)
-                at, until = sql.db_datetime(answered_at), sql.db_datetime(answered_at + ANSWERS_KEPT)
-                rows.extend(
-                    (account, key, key_head(key), family, high, at, until)
-                    for key, family, high in AnswerBatch.unpacked(bytes(packed))
-                )
+                rows.extend(answer_rows(account, answered_at, AnswerBatch.unpacked(bytes(packed))))
             rows.sort(key=lambda row: row[2])
             answers_insert(rows)
             AnswerBatch.objects.filter(pk__in=taken).delete()  # none if another caller filed them meanwhile

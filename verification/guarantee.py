@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from django.utils import timezone
 
-from billing.guarantee import answers_insert
-from billing.models import ANSWERS_KEPT, AnswerBatch
+from billing.guarantee import answer_rows, answers_insert
+from billing.models import AnswerBatch
 from lib import sql
-from lib.address_keys import address_key, key_head
+from lib.address_keys import address_key
 from verification.engine import Status, Verdict
 from verification.engine.providers import provider_family
 
@@ -23,12 +23,7 @@ from verification.engine.providers import provider_family
 def valid_answers_batch(*, account_id: int, verdicts: Iterable[Verdict]) -> None:
     """`valid_answers_record` for a bulk chunk: its charged valid answers packed into one row, written
     (by hand, lib/sql.py) in the caller's transaction."""
-    answers = [
-        (address_key(verdict.email), provider_family(verdict.mail_provider), verdict.confidence == "high")
-        for verdict in verdicts
-        if verdict.status is Status.VALID
-    ]
-    if answers:
+    if answers := _valid_answers(verdicts):
         sql.execute(
             f"INSERT INTO {sql.table(AnswerBatch)} (account_id, answered_at, answers) VALUES (%s, %s, %s)",
             [account_id, sql.db_datetime(timezone.now()), AnswerBatch.packed(answers)],
@@ -38,20 +33,14 @@ def valid_answers_batch(*, account_id: int, verdicts: Iterable[Verdict]) -> None
 def valid_answers_record(*, account_id: int, verdicts: Iterable[Verdict]) -> None:
     """Record the charged verdicts that answered `valid` (as the customer saw them, reports applied):
     single and batch verification. Written by hand (lib/sql.py), in the caller's transaction."""
-    now = timezone.now()
-    answered_at, expires_at = sql.db_datetime(now), sql.db_datetime(now + ANSWERS_KEPT)
-    rows = [
-        (
-            account_id,
-            key := address_key(verdict.email),
-            key_head(key),
-            provider_family(verdict.mail_provider),
-            verdict.confidence == "high",
-            answered_at,
-            expires_at,
-        )
+    if answers := _valid_answers(verdicts):
+        answers_insert(list(answer_rows(account_id, timezone.now(), answers)))
+
+
+def _valid_answers(verdicts: Iterable[Verdict]) -> list[tuple[str, str, bool]]:
+    """(address key, provider family, high confidence) of each `valid` verdict."""
+    return [
+        (address_key(verdict.email), provider_family(verdict.mail_provider), verdict.confidence == "high")
         for verdict in verdicts
         if verdict.status is Status.VALID
     ]
-    if rows:
-        answers_insert(rows)

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from billing import guarantee, guarantee_report
-from billing.models import ANSWERS_KEPT, AnswerBatch, LedgerEntry, ValidAnswer
+from billing.models import ANSWERS_KEPT, FAMILIES, AnswerBatch, LedgerEntry, ValidAnswer
 from lib.address_keys import address_key, key_head
 from privacy.erasure import erasure_for_account
 from tests.conftest import Persona
@@ -23,6 +23,7 @@ from tests.support.db import committed_db
 from tests.support.esp_events import MAILGUN_KEY, mailgun_failure, mailgun_key_set, mailgun_post, mailgun_signed
 from tests.support.threads import run_at_once
 from verification.engine import Status, Verdict
+from verification.engine.providers import PROVIDER_FAMILIES
 from verification.engine.sandbox import sandbox_verdicts
 from verification.guarantee import valid_answers_batch, valid_answers_record
 
@@ -71,6 +72,10 @@ def test_a_batch_files_exactly_the_rows_a_direct_record_writes(owner: Persona, o
     assert (key, key_head(key)) in {row[:2] for row in kept(owner)}
     assert {row[5] - row[4] for row in kept(owner)} == {ANSWERS_KEPT}
     assert not AnswerBatch.objects.exists()
+
+
+def test_the_families_a_batch_packs_are_the_engines() -> None:
+    assert FAMILIES == PROVIDER_FAMILIES  # packed by their index: billing keeps its own copy, below the engine
 
 
 def test_filing_again_files_nothing_more_and_leaves_other_accounts_batches(owner: Persona, outsider: Persona) -> None:
