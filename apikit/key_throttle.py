@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -95,10 +96,17 @@ def _hit(key_id: int, window: int) -> int:
     if not settings.REDIS_URL:
         return RateWindow.objects.hit(key_id=key_id, second=window)
     counter = f"rate:{key_id}:{window}"
-    if cache.add(counter, 1, timeout=3):
-        return 1
-    try:
-        return cache.incr(counter)
-    except ValueError:  # expired between add and incr
-        cache.add(counter, 1, timeout=3)
-        return 1
+    # One round trip (MULTI, INCR, EXPIRE, EXEC), where the cache API took three (`add` to start
+    # the window, then `incr`, which asks whether the key exists first) and built a client for each
+    # call. The window's key outlives its second by a little: each hit in it pushes its expiry on.
+    pipeline = _redis(settings.REDIS_URL).pipeline()
+    pipeline.incr(counter)
+    pipeline.expire(counter, WINDOW_SECONDS + 2)
+    hits, _ = pipeline.execute()
+    return int(hits)
+
+
+@functools.cache
+def _redis(url: str) -> redis.Redis:
+    """This process's client for the rate counters: thread-safe, over a connection pool of its own."""
+    return redis.Redis.from_url(url)

@@ -71,10 +71,13 @@ class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
             f"SELECT k.id, k.last_used_at, k.scope, k.expires_at, k.allowed_ips, m.role, k.key_mode, {_CAP_COLUMNS},"
             f" a.id, a.credit_balance, p.id, p.code, p.allows_bulk, p.requests_per_second FROM {sql.table(ApiKey)} k"
             f" JOIN {sql.table(Account)} a ON a.id = k.account_id JOIN {sql.table(Plan)} p ON p.id = a.plan_id"
-            f" JOIN {sql.table(get_user_model())} u ON u.id = a.owner_id"
             f" JOIN {sql.table(Membership)} m ON m.account_id = k.account_id AND m.user_id = k.created_by_id"
-            f" JOIN {sql.table(get_user_model())} c ON c.id = k.created_by_id"
-            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL AND u.is_active AND c.is_active",
+            f" WHERE k.key_hash = %s AND k.revoked_at IS NULL"
+            # The owner and the creator as subqueries, not joins: PostgreSQL plans every statement
+            # afresh here (no server-side prepared statements), and a six-table join took it about
+            # 0.6 ms to plan, five times its execution, on every API request; four tables, 0.2 ms.
+            f" AND (SELECT u.is_active FROM {sql.table(get_user_model())} u WHERE u.id = a.owner_id)"
+            f" AND (SELECT c.is_active FROM {sql.table(get_user_model())} c WHERE c.id = k.created_by_id)",
             [sha256_hex(raw_key)],
         )
         if row is None:

@@ -118,6 +118,16 @@ def test_a_deactivated_members_keys_stop_at_once(owner: Persona) -> None:
     assert refused.status_code == 401
 
 
+def test_a_members_keys_stop_at_once_when_the_accounts_owner_is_deactivated(owner: Persona) -> None:
+    developer, _ = joined(owner, Role.DEVELOPER)
+    raw = ApiKey.issue(account=owner.account, created_by=developer)[1]
+    assert owner.post_json("/v1/verify", {"email": "a@good.com"}, Authorization=f"Bearer {raw}").status_code == 200
+    owner.account.owner.is_active = False
+    owner.account.owner.save(update_fields=["is_active"])
+    refused = owner.post_json("/v1/verify", {"email": "a@good.com"}, Authorization=f"Bearer {raw}")
+    assert refused.status_code == 401
+
+
 def test_the_members_page_lists_everyone_with_their_role(owner: Persona) -> None:
     viewer, _ = joined(owner, Role.VIEWER)
     client = logged_in(owner)

@@ -252,3 +252,12 @@ def test_with_redis_the_rate_is_counted_in_redis(db: None, redis_rate_counter: N
         statuses = [free.verify("x@good.com").status_code for _ in range(6)]
     assert statuses == [200] * 5 + [429]
     assert not RateWindow.objects.exists()
+
+
+def test_with_redis_a_windows_counter_expires_soon_after_its_second(db: None, redis_rate_counter: None) -> None:
+    free = make_persona(plan_code="free", credits=100)
+    for _ in range(2):
+        assert free.verify("x@good.com").status_code == 200
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/12")
+    [counter] = client.keys("*rate:*")
+    assert 0 < client.ttl(counter) <= 3  # never left behind without an expiry
