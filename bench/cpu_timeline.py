@@ -102,8 +102,9 @@ def _split(samples: list[Sample], started: float, seconds: float, split: dict[st
     claimed = completed - split["running_s"]
     uploaded = min(started + split["upload_s"], claimed)  # a worker may claim before the response is read
     ends = (started, uploaded, claimed, completed, started + seconds)
+    spans = {"job": (started, ends[-1]), **{name: span for name, *span in zip(PHASES, ends, ends[1:], strict=False)}}
     measured: dict[str, Any] = {}
-    for name, begin, finish in zip(("job", *PHASES), (started, *ends), (ends[-1], *ends[1:]), strict=False):
+    for name, (begin, finish) in spans.items():
         first, last = _at(samples, begin), _at(samples, finish)
         wall = finish - begin
         measured[name] = {
