@@ -29,6 +29,11 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = "gthread"
 threads = int(os.environ.get("WEB_THREADS", "8"))
 worker_connections = threads
+# SIGTERM lets each worker finish the requests in hand for up to this long (a deep verification
+# takes at most 2 x VERIFIER_SMTP_TIMEOUT + 5 s); Ctrl-C (SIGINT) stops them at once. Either way
+# the master kills with SIGKILL any worker still there after it. gunicorn's default, written out
+# because the README's "Ctrl-C stops both" is held to it (tests/docs/test_doc_commands.py).
+graceful_timeout = 30
 # Each connection is closed after its answer: a kept-alive idle one would hold a thread's place.
 keepalive = 0
 # No control socket: its default path is per user, so two instances on one machine would share it.
