@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from bench.procs import free_port, group_members, stop_group, wait_for_port
+from bench.procs import command_line, free_port, group_members, stop_group, wait_for_port
 from tests.docs.conftest import ALL_EXAMPLES, SHELL_BLOCK, shell_commands
 from tests.support.dns_server import DnsServer
 from tests.support.project import ROOT, project_copy
@@ -203,7 +203,7 @@ def describe_group(pgid: int) -> str:
             proc = Path(f"/proc/{pid}")
             state = next(line for line in (proc / "status").read_text().splitlines() if line.startswith("State:"))
             waits = sorted((task / "wchan").read_text() for task in (proc / "task").iterdir())
-            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120]
+            command = " ".join(command_line(pid))[:120]
             lines.append(f"{pid} {state.split(maxsplit=1)[1]} threads waiting in {waits}: {command}")
     return "\n".join(lines) or "(no process left in the group)"
 
